@@ -1,0 +1,61 @@
+"""The contract every speech backend fulfils.
+
+A backend turns one window of 16 kHz mono float32 audio into timed words. It keeps no state
+between calls that changes the result (the streaming layer owns all streaming state), so the
+same window and prompt always give the same words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+__all__ = ["SAMPLE_RATE", "Word", "AsrBackend"]
+
+SAMPLE_RATE = 16_000
+"""The rate of every audio window handed to a backend."""
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One recognised word.
+
+    ``text`` keeps the leading space the tokenizer produced (" hello"), so joining words with
+    ``"".join`` rebuilds the text exactly. ``start``/``end`` are seconds; inside a backend they
+    are relative to the window, the streaming layer shifts them to stream time.
+    """
+
+    text: str
+    start: float
+    end: float
+    probability: float = 1.0
+
+    def shifted(self, offset: float) -> "Word":
+        return Word(self.text, self.start + offset, self.end + offset, self.probability)
+
+
+@runtime_checkable
+class AsrBackend(Protocol):
+    """Transcribes a window of audio into words with times and probabilities."""
+
+    @property
+    def name(self) -> str:
+        """Model id shown to users and clients."""
+
+    def transcribe(
+        self,
+        audio: np.ndarray,
+        *,
+        prompt: str | None = None,
+        language: str | None = None,
+    ) -> Sequence[Word]:
+        """Transcribe ``audio`` (float32, mono, 16 kHz) and return its words in order.
+
+        ``prompt`` is text that came just before the window (it conditions spelling and
+        style); ``language`` is an ISO code or ``None`` to detect it.
+        """
+
+    def close(self) -> None:
+        """Free the model. The backend is unusable afterwards."""

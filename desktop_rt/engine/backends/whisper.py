@@ -1,0 +1,94 @@
+"""Whisper (CTranslate2) through faster-whisper, int8 on the CPU."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from desktop_rt.engine.backends.base import Word
+from desktop_rt.engine.models import check_ctranslate2_dir
+from desktop_rt.errors import ModelCorruptError
+
+__all__ = ["WhisperOptions", "WhisperBackend"]
+
+
+@dataclass(frozen=True)
+class WhisperOptions:
+    threads: int = 0  # 0: one per core
+    compute_type: str = "int8"
+    beam_size: int = 1
+    device: str = "cpu"
+
+
+class WhisperBackend:
+    """An :class:`~desktop_rt.engine.backends.base.AsrBackend` for CTranslate2 Whisper folders.
+
+    Decoding is deterministic (temperature 0, no fallback, no conditioning on earlier windows):
+    the streaming layer compares consecutive hypotheses and needs the same audio to give the
+    same words.
+    """
+
+    def __init__(self, folder: Path | str, options: WhisperOptions = WhisperOptions(), name: str | None = None):
+        from faster_whisper import WhisperModel
+
+        folder = Path(folder)
+        check_ctranslate2_dir(folder)
+        self._name = name or folder.name
+        self.options = options
+        threads = options.threads or os.cpu_count() or 1
+        try:
+            self._model = WhisperModel(
+                str(folder),
+                device=options.device,
+                compute_type=options.compute_type,
+                cpu_threads=threads,
+                num_workers=1,
+                local_files_only=True,
+            )
+        except (RuntimeError, ValueError, OSError) as exc:
+            raise ModelCorruptError(
+                f"Could not load the Whisper model in {folder}: {exc}. The files are damaged or "
+                f"not a CTranslate2 Whisper model; re-download or re-convert it."
+            ) from exc
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def transcribe(
+        self,
+        audio: np.ndarray,
+        *,
+        prompt: str | None = None,
+        language: str | None = None,
+    ) -> Sequence[Word]:
+        if self._model is None:
+            raise RuntimeError("backend is closed")
+        audio = np.ascontiguousarray(audio, dtype=np.float32)
+        segments, _info = self._model.transcribe(
+            audio,
+            language=language,
+            initial_prompt=prompt or None,
+            word_timestamps=True,
+            beam_size=self.options.beam_size,
+            best_of=1,
+            temperature=0.0,
+            condition_on_previous_text=False,
+            vad_filter=False,
+            without_timestamps=False,
+        )
+        words: list[Word] = []
+        for segment in segments:
+            for w in segment.words or ():
+                if w.word.strip():
+                    words.append(Word(w.word, float(w.start), float(w.end), float(w.probability)))
+        return words
+
+    def close(self) -> None:
+        model, self._model = self._model, None
+        if model is not None:
+            del model
