@@ -1,0 +1,272 @@
+"""Streaming transcription over a whole-window backend: LocalAgreement-2 with a speech gate.
+
+The verbs follow whisper_streaming: :meth:`StreamingTranscriber.insert_audio`,
+:meth:`~StreamingTranscriber.process`, :meth:`~StreamingTranscriber.finish`.
+
+How it works
+------------
+Audio accumulates in a window that starts at ``buffer_start`` (stream seconds). Each
+:meth:`process` call that has at least ``min_chunk_seconds`` of new audio re-transcribes the
+window. Words are *committed* once two consecutive hypotheses agree on them (the longest common
+prefix, compared case- and punctuation-insensitively); the rest of the newest hypothesis is the
+*tentative* tail that captions show dimmed. Committed words are final: they are never emitted
+again nor changed.
+
+The window is trimmed at the end of a committed sentence once it grows past ``trim_seconds``
+(or at the last committed word past ``max_window_seconds``), and committed text that has left
+the window becomes the prompt for the next pass, so context survives the trim. Words of a new
+hypothesis that start before the last committed word ended, or that repeat the committed tail
+(up to five words), are dropped: that is what keeps a trim or a commit from re-emitting a word.
+
+A voice-activity gate (Silero) keeps silence and noise away from the model, which otherwise
+invents text on them. Audio before speech is dropped (keeping ``speech_pad_seconds``); when
+speech has been followed by ``endpoint_silence_seconds`` of silence, the segment is transcribed
+one last time and committed whole, so a sentence does not wait for the next one to settle.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from desktop_rt.engine.backends.base import SAMPLE_RATE, AsrBackend, Word
+from desktop_rt.engine.vad import FRAME_SECONDS, FrameVad, SpeechProbability
+
+__all__ = ["StreamingConfig", "StreamUpdate", "StreamingTranscriber", "normalize_word"]
+
+_SENTENCE_END = (".", "?", "!", "…")
+_NORMALIZE = re.compile(r"[^\w']+", re.UNICODE)
+
+
+def normalize_word(text: str) -> str:
+    """The form two hypotheses are compared in: lower case, no punctuation, no spaces."""
+    return _NORMALIZE.sub("", text).lower()
+
+
+@dataclass(frozen=True)
+class StreamingConfig:
+    language: str | None = None
+    prompt: str | None = None
+    min_chunk_seconds: float = 1.0
+    trim_seconds: float = 12.0
+    max_window_seconds: float = 24.0
+    prompt_chars: int = 200
+    vad: bool = True
+    vad_threshold: float = 0.5
+    speech_pad_seconds: float = 0.4
+    endpoint_silence_seconds: float = 0.8
+
+
+@dataclass(frozen=True)
+class StreamUpdate:
+    """What one call produced: words committed by it, and the whole current tentative tail."""
+
+    committed: tuple[Word, ...] = ()
+    tentative: tuple[Word, ...] = ()
+
+    @property
+    def committed_text(self) -> str:
+        return "".join(w.text for w in self.committed)
+
+    @property
+    def tentative_text(self) -> str:
+        return "".join(w.text for w in self.tentative)
+
+
+class StreamingTranscriber:
+    """Turns a chunked audio stream into committed and tentative words.
+
+    Call order: any number of ``insert_audio`` / ``process`` pairs, then ``finish`` to commit
+    what is held back. After ``finish`` (or ``clear``) the transcriber takes new audio again;
+    the stream clock keeps running, so word times stay in stream seconds.
+    """
+
+    def __init__(
+        self,
+        backend: AsrBackend,
+        config: StreamingConfig = StreamingConfig(),
+        speech_probability: SpeechProbability | None = None,
+    ):
+        self.backend = backend
+        self.config = config
+        self._language = config.language
+        self._user_prompt = config.prompt
+        self._vad = FrameVad(speech_probability) if config.vad else None
+        self._buffer = np.zeros(0, dtype=np.float32)
+        self._buffer_start = 0.0
+        self._total = 0
+        self._new_samples = 0
+        self._context: list[Word] = []  # committed words, newest last (bounded)
+        self._last_committed_end = 0.0
+        self._previous: list[Word] = []  # last hypothesis beyond the committed prefix
+        self._tentative: tuple[Word, ...] = ()
+        self._speech_start: float | None = None  # first speech frame since the gate last closed
+        self._last_speech_end = 0.0
+        self.inferences = 0
+
+    # -- settings -------------------------------------------------------------------------
+    def set_language(self, language: str | None) -> None:
+        self._language = language or None
+
+    def set_prompt(self, prompt: str | None) -> None:
+        self._user_prompt = prompt or None
+
+    # -- clock ----------------------------------------------------------------------------
+    @property
+    def audio_seconds(self) -> float:
+        """Seconds of audio inserted since the transcriber was created."""
+        return self._total / SAMPLE_RATE
+
+    @property
+    def buffered_seconds(self) -> float:
+        return len(self._buffer) / SAMPLE_RATE
+
+    # -- verbs ----------------------------------------------------------------------------
+    def insert_audio(self, samples: np.ndarray) -> None:
+        samples = np.asarray(samples, dtype=np.float32).reshape(-1)
+        if samples.size == 0:
+            return
+        self._buffer = np.concatenate([self._buffer, samples])
+        self._total += samples.size
+        self._new_samples += samples.size
+        if self._vad is not None:
+            for start, prob in self._vad.process(samples):
+                if prob >= self.config.vad_threshold:
+                    if self._speech_start is None:
+                        self._speech_start = start
+                    self._last_speech_end = start + FRAME_SECONDS
+
+    def process(self) -> StreamUpdate:
+        """Re-transcribe the window if enough new audio arrived; commit what two passes agree on."""
+        cfg = self.config
+        now = self.audio_seconds
+        if self._vad is not None:
+            if self._speech_start is None:
+                self._drop_before(now - cfg.speech_pad_seconds)
+                self._new_samples = 0
+                return StreamUpdate((), self._tentative)
+            if now - self._last_speech_end >= cfg.endpoint_silence_seconds:
+                return self._finalize(until=self._last_speech_end + cfg.speech_pad_seconds)
+        if self._new_samples < cfg.min_chunk_seconds * SAMPLE_RATE:
+            return StreamUpdate((), self._tentative)
+        hypothesis = self._transcribe()
+        committed = self._agree(hypothesis)
+        committed += self._trim()
+        return StreamUpdate(tuple(committed), self._tentative)
+
+    def finish(self) -> StreamUpdate:
+        """Commit everything still held back and empty the window."""
+        return self._finalize(until=None)
+
+    def clear(self) -> None:
+        """Forget buffered audio and tentative words without committing them."""
+        self._reset_window()
+
+    # -- internals ------------------------------------------------------------------------
+    def _finalize(self, until: float | None) -> StreamUpdate:
+        committed: list[Word] = []
+        has_speech = self._vad is None or self._speech_start is not None
+        if has_speech and len(self._buffer):
+            if until is not None:
+                keep = int(max(0.0, until - self._buffer_start) * SAMPLE_RATE)
+                self._buffer = self._buffer[:keep]
+            hypothesis = self._transcribe()
+            committed = self._accept(hypothesis)
+        self._reset_window()
+        return StreamUpdate(tuple(committed), ())
+
+    def _reset_window(self) -> None:
+        self._buffer = np.zeros(0, dtype=np.float32)
+        self._buffer_start = self.audio_seconds
+        self._new_samples = 0
+        self._previous = []
+        self._tentative = ()
+        self._speech_start = None
+
+    def _drop_before(self, t: float) -> None:
+        """Drop window audio before stream time ``t`` (never past the window's end)."""
+        cut = int((t - self._buffer_start) * SAMPLE_RATE)
+        if cut <= 0:
+            return
+        cut = min(cut, len(self._buffer))
+        self._buffer = self._buffer[cut:]
+        self._buffer_start += cut / SAMPLE_RATE
+
+    def _prompt(self) -> str | None:
+        outside = [w for w in self._context if w.end <= self._buffer_start + 1e-6]
+        text = "".join(w.text for w in outside).strip()[-self.config.prompt_chars :]
+        parts = [p for p in (self._user_prompt, text) if p]
+        return " ".join(parts) if parts else None
+
+    def _transcribe(self) -> list[Word]:
+        if self._vad is not None and self._speech_start is not None:
+            # Skip the non-speech before the segment (committed words all lie after its start).
+            self._drop_before(self._speech_start - self.config.speech_pad_seconds)
+        self._new_samples = 0
+        if len(self._buffer) < SAMPLE_RATE // 10:
+            return []
+        self.inferences += 1
+        words = self.backend.transcribe(self._buffer, prompt=self._prompt(), language=self._language)
+        return self._fresh([w.shifted(self._buffer_start) for w in words])
+
+    def _fresh(self, words: Sequence[Word]) -> list[Word]:
+        """Words of a hypothesis that are not already committed."""
+        fresh = [w for w in words if w.start > self._last_committed_end - 0.1]
+        if fresh and self._context:
+            tail = [normalize_word(w.text) for w in self._context[-5:]]
+            head = [normalize_word(w.text) for w in fresh[:5]]
+            for n in range(min(len(tail), len(head)), 0, -1):
+                if tail[-n:] == head[:n]:
+                    fresh = fresh[n:]
+                    break
+        return fresh
+
+    def _agree(self, hypothesis: list[Word]) -> list[Word]:
+        committed: list[Word] = []
+        previous = self._previous
+        while hypothesis and previous and normalize_word(hypothesis[0].text) == normalize_word(previous[0].text):
+            committed.append(hypothesis.pop(0))
+            previous.pop(0)
+        self._record(committed)
+        self._previous = hypothesis
+        self._tentative = tuple(hypothesis)
+        return committed
+
+    def _accept(self, words: list[Word]) -> list[Word]:
+        self._record(words)
+        return words
+
+    def _record(self, words: Sequence[Word]) -> None:
+        if not words:
+            return
+        self._context.extend(words)
+        del self._context[:-64]
+        self._last_committed_end = max(self._last_committed_end, words[-1].end)
+
+    def _trim(self) -> list[Word]:
+        """Shorten the window; returns words it had to commit without agreement (rare)."""
+        cfg = self.config
+        forced: list[Word] = []
+        if self.buffered_seconds <= cfg.trim_seconds:
+            return forced
+        inside = [w for w in self._context if w.end > self._buffer_start]
+        sentence_ends = [w.end for w in inside if w.text.rstrip().endswith(_SENTENCE_END)]
+        if sentence_ends:
+            self._drop_before(sentence_ends[-1])
+        elif self.buffered_seconds > cfg.max_window_seconds:
+            if inside:
+                self._drop_before(inside[-1].end)
+            if self.buffered_seconds > cfg.max_window_seconds:
+                # Nothing agreed for a whole window: commit the settled part of the hypothesis
+                # (words ending well before the window's end) so memory stays bounded.
+                horizon = self.audio_seconds - 3.0
+                forced = [w for w in self._previous if w.end <= horizon]
+                if forced:
+                    self._record(forced)
+                    self._previous = self._previous[len(forced) :]
+                    self._tentative = tuple(self._previous)
+                self._drop_before(max(self._last_committed_end, horizon - cfg.trim_seconds))
+        return forced
