@@ -1,0 +1,122 @@
+"""``desktop-rt transcribe FILE``: replay a file through the streaming engine.
+
+The file is fed in 100 ms chunks, at ``--speed`` times realtime (default: as fast as the model
+goes), exactly as a microphone would feed it; tentative text shows live on a terminal, and the
+committed words become the transcript written to stdout or ``--output``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import TextIO
+
+from desktop_rt.engine.backends.base import SAMPLE_RATE, Word
+
+CHUNK_SECONDS = 0.1
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("transcribe", help="transcribe an audio file through the streaming engine")
+    p.add_argument("file", help="audio file (wav, flac, mp3, ...; any rate, mono or stereo)")
+    p.add_argument("--speed", type=float, default=0.0,
+                   help="replay at N x realtime (1 = live pace); default: as fast as possible")
+    p.add_argument("--format", choices=["txt", "srt", "vtt", "json", "md"], default=None,
+                   help="output format (default: from --output's extension, else txt)")
+    p.add_argument("--output", "-o", default=None, help="write the transcript to this file")
+    p.add_argument("--model", default=None, help="model id or model folder (default: whisper-base)")
+    p.add_argument("--language", default=None, help="language code, e.g. en (default: detect)")
+    p.add_argument("--prompt", default=None, help="text that conditions spelling and style")
+    p.add_argument("--threads", type=int, default=0, help="CPU threads for the model (default: all cores)")
+    p.add_argument("--no-live", action="store_true", help="do not show tentative text while running")
+    p.set_defaults(func=run)
+
+
+class LiveLine:
+    """Shows committed text and dimmed tentative text on one rewritten terminal line."""
+
+    def __init__(self, stream: TextIO, enabled: bool):
+        self.stream = stream
+        self.enabled = enabled
+        self._committed = ""
+
+    def update(self, committed: tuple[Word, ...], tentative: tuple[Word, ...]) -> None:
+        if not self.enabled:
+            return
+        self._committed += "".join(w.text for w in committed)
+        tail = "".join(w.text for w in tentative)
+        width = 100
+        text = (self._committed + tail)[-width:]
+        visible_committed = text[: max(0, len(text) - len(tail))]
+        visible_tail = text[len(visible_committed):]
+        self.stream.write(f"\r\x1b[K{visible_committed}\x1b[2m{visible_tail}\x1b[0m")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    from desktop_rt.engine.audio import load_audio_file
+    from desktop_rt.engine.model_loader import open_backend
+    from desktop_rt.engine.streaming import StreamingConfig, StreamingTranscriber
+    from desktop_rt.export import Transcript, segments_from_words, write_transcript, export
+
+    fmt = args.format
+    if fmt is None:
+        suffix = args.output.rsplit(".", 1)[-1].lower() if args.output and "." in args.output else ""
+        fmt = suffix if suffix in ("txt", "srt", "vtt", "json", "md") else "txt"
+
+    audio = load_audio_file(args.file)
+    backend = open_backend(args.model, threads=args.threads, progress=_progress_printer())
+    transcriber = StreamingTranscriber(
+        backend, StreamingConfig(language=args.language, prompt=args.prompt)
+    )
+    live = LiveLine(sys.stderr, enabled=not args.no_live and sys.stderr.isatty())
+    words: list[Word] = []
+    chunk = int(CHUNK_SECONDS * SAMPLE_RATE)
+    started = time.monotonic()
+    try:
+        for offset in range(0, len(audio), chunk):
+            if args.speed > 0:
+                due = started + offset / SAMPLE_RATE / args.speed
+                delay = due - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            transcriber.insert_audio(audio[offset : offset + chunk])
+            update = transcriber.process()
+            words.extend(update.committed)
+            live.update(update.committed, update.tentative)
+        final = transcriber.finish()
+        words.extend(final.committed)
+    finally:
+        live.close()
+        backend.close()
+
+    transcript = Transcript(segments=segments_from_words(words), language=args.language)
+    if args.output:
+        write_transcript(args.output, transcript, fmt)
+        print(f"desktop-rt: wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(export(transcript, fmt))
+        if fmt == "txt":
+            sys.stdout.write("\n")
+    return 0
+
+
+def _progress_printer():
+    last = [-1]
+
+    def show(done: int, total: int) -> None:
+        pct = int(100 * done / total) if total else 100
+        if pct != last[0] and sys.stderr.isatty():
+            last[0] = pct
+            sys.stderr.write(f"\rdesktop-rt: preparing the default model... {pct}%")
+            if done >= total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+    return show

@@ -1,0 +1,68 @@
+"""Turn what a user typed (``--model``: an id or a path) into a loaded :class:`AsrBackend`.
+
+Each backend kind registers a :class:`BackendKind` that says which specs it claims and how to
+load them; there is no chain of ``if model_type == ...``. The embedded default is the id
+``whisper-base`` (and what ``None`` means).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from desktop_rt.engine.backends.base import AsrBackend
+from desktop_rt.engine.models import DEFAULT_MODEL_ID, ensure_default_model
+from desktop_rt.errors import ModelMissingError
+
+__all__ = ["BackendKind", "KINDS", "open_backend", "describe_model"]
+
+ProgressFn = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class BackendKind:
+    name: str
+    claims: Callable[[str], bool]
+    load: Callable[..., AsrBackend]
+
+
+def _load_whisper_folder(spec: str, *, threads: int = 0, progress: ProgressFn | None = None,
+                         name: str | None = None) -> AsrBackend:
+    from desktop_rt.engine.backends.whisper import WhisperBackend, WhisperOptions
+
+    return WhisperBackend(Path(spec), WhisperOptions(threads=threads), name=name)
+
+
+def _load_embedded(spec: str, *, threads: int = 0, progress: ProgressFn | None = None,
+                   name: str | None = None) -> AsrBackend:
+    folder = ensure_default_model(progress=progress)
+    return _load_whisper_folder(str(folder), threads=threads, name=DEFAULT_MODEL_ID)
+
+
+KINDS: list[BackendKind] = [
+    BackendKind("embedded", lambda s: s == DEFAULT_MODEL_ID, _load_embedded),
+    BackendKind("whisper", lambda s: Path(s).is_dir(), _load_whisper_folder),
+]
+
+
+def open_backend(spec: str | None, *, threads: int = 0, progress: ProgressFn | None = None) -> AsrBackend:
+    """Load the model ``spec`` names (``None``: the embedded default)."""
+    spec = spec or DEFAULT_MODEL_ID
+    for kind in KINDS:
+        if kind.claims(spec):
+            return kind.load(spec, threads=threads, progress=progress)
+    if Path(spec).exists():
+        raise ModelMissingError(
+            f"{spec} is not a model desktop-rt can load: give a CTranslate2 Whisper model folder "
+            f"(model.bin, config.json, tokenizer.json)."
+        )
+    raise ModelMissingError(
+        f"Unknown model '{spec}'. Give a model folder path, or the id '{DEFAULT_MODEL_ID}'."
+    )
+
+
+def describe_model(spec: str | None) -> str:
+    """The id clients see for ``spec``."""
+    spec = spec or DEFAULT_MODEL_ID
+    return spec if spec == DEFAULT_MODEL_ID else Path(spec).name

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Install desktop-rt into ./.venv on a fresh Debian/Ubuntu machine. Idempotent: a second run
+# only installs what is missing.
+#
+#   scripts/install.sh          the app and its runtime dependencies
+#   scripts/install.sh --test   the same plus what the test suite needs
+#
+# System packages (apt-get, needs root or sudo): PortAudio for the microphone, Qt's xcb/EGL
+# libraries for the window, Xvfb for screenshots and headless runs, ccache + cmake for the
+# one-time llama.cpp build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+EXTRAS=""
+[ "${1:-}" = "--test" ] && EXTRAS="[test]"
+
+APT_PACKAGES=(
+  libportaudio2 libsndfile1 ccache cmake xvfb xauth
+  libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0
+  libxcb-xinerama0 libxcb-randr0 libxcb-render-util0 libxcb-image0 libegl1 libgl1
+  libfontconfig1 libdbus-1-3
+)
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  if [ -n "$SUDO" ] && ! command -v sudo >/dev/null; then
+    echo "install.sh: please install these system packages first: ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "install.sh: installing system packages: ${missing[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+VPY=.venv/bin/python
+"$VPY" -m pip install --quiet --upgrade pip wheel setuptools
+"$VPY" -m pip install --quiet "scikit-build-core>=0.9" cmake ninja
+
+# llama-cpp-python has no binary wheels: build it once (ccache, stable paths) and reuse the
+# cached wheel afterwards. See scripts/build-llama-wheel.sh.
+LLAMA_WHEEL=$(scripts/build-llama-wheel.sh "$VPY" | tail -n 1)
+"$VPY" -m pip install --quiet --find-links "$(dirname "$LLAMA_WHEEL")" -e ".${EXTRAS}"
+echo "install.sh: desktop-rt installed in .venv ($("$VPY" -c 'import desktop_rt; print(desktop_rt.__version__)'))" >&2

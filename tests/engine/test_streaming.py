@@ -1,0 +1,138 @@
+"""StreamingTranscriber on the real embedded model and real speech."""
+
+from __future__ import annotations
+
+import re
+
+import jiwer
+import numpy as np
+import pytest
+
+from conftest import librivox_stream, read_clip, reference_text
+from desktop_rt.engine.streaming import StreamingConfig, StreamingTranscriber, normalize_word
+
+CHUNK = 1600  # 100 ms
+
+
+def words_of(text: str) -> list[str]:
+    return re.sub(r"[^\w' ]", " ", text.lower().replace("-", " ")).split()
+
+
+def wer(reference: str, hypothesis: str) -> float:
+    return jiwer.wer(" ".join(words_of(reference)), " ".join(words_of(hypothesis)))
+
+
+def stream(transcriber: StreamingTranscriber, audio: np.ndarray):
+    """Feed ``audio`` in 100 ms chunks; return (committed words, every update)."""
+    committed, updates = [], []
+    for i in range(0, len(audio), CHUNK):
+        transcriber.insert_audio(audio[i : i + CHUNK])
+        update = transcriber.process()
+        updates.append(update)
+        committed.extend(update.committed)
+    final = transcriber.finish()
+    updates.append(final)
+    committed.extend(final.committed)
+    return committed, updates
+
+
+@pytest.fixture(scope="module")
+def librivox():
+    return librivox_stream()
+
+
+@pytest.fixture(scope="module")
+def offline_wer(whisper_backend, librivox):
+    audio, reference = librivox
+    return wer(reference, "".join(w.text for w in whisper_backend.transcribe(audio)))
+
+
+@pytest.mark.slow
+def test_librivox_stream_matches_offline_accuracy(whisper_backend, librivox, offline_wer):
+    audio, reference = librivox
+    committed, updates = stream(StreamingTranscriber(whisper_backend), audio)
+    text = "".join(w.text for w in committed)
+    assert wer(reference, text) <= offline_wer + 0.02, text
+    # Captions arrive while audio is still coming, not only at the end.
+    assert sum(1 for u in updates[:-1] if u.committed) >= 5
+    assert any(u.tentative for u in updates)
+
+
+@pytest.mark.slow
+def test_trims_and_commits_neither_repeat_nor_drop_words(whisper_backend, librivox, offline_wer):
+    audio, reference = librivox
+    # No VAD endpoints and a short window: the engine must trim mid-speech many times.
+    config = StreamingConfig(vad=False, trim_seconds=4.0, max_window_seconds=8.0)
+    transcriber = StreamingTranscriber(whisper_backend, config)
+    committed, _ = stream(transcriber, audio)
+    text = "".join(w.text for w in committed)
+    assert wer(reference, text) <= offline_wer + 0.02, text
+    # Stream order: each committed word starts after the one before it began (a re-emitted
+    # word from before a trim would jump back in time).
+    starts = [w.start for w in committed]
+    assert all(b >= a - 0.05 for a, b in zip(starts, starts[1:])), starts
+    norm = [normalize_word(w.text) for w in committed]
+    repeats = [norm[i] for i in range(1, len(norm)) if norm[i] == norm[i - 1] and norm[i] not in ("had", "that")]
+    assert repeats == []
+    assert transcriber.buffered_seconds == 0.0
+
+
+def test_committed_words_are_final_and_tentative_is_the_rest(whisper_backend):
+    audio = read_clip("beckett")
+    transcriber = StreamingTranscriber(whisper_backend)
+    seen_committed: list[str] = []
+    for i in range(0, len(audio), CHUNK):
+        transcriber.insert_audio(audio[i : i + CHUNK])
+        update = transcriber.process()
+        seen_committed.extend(w.text for w in update.committed)
+        # The caption is always the committed words followed by the tentative tail.
+        caption = "".join(seen_committed) + update.tentative_text
+        assert caption.startswith("".join(seen_committed))
+    seen_committed.extend(w.text for w in transcriber.finish().committed)
+    assert wer(reference_text("beckett"), "".join(seen_committed)) < 0.35
+
+
+@pytest.mark.parametrize("kind", ["silence", "white-noise", "hum"])
+def test_silence_and_steady_noise_give_no_text(whisper_backend, kind):
+    rng = np.random.default_rng(0)
+    n = 16000 * 10
+    audio = {
+        "silence": np.zeros(n, dtype=np.float32),
+        "white-noise": (rng.standard_normal(n) * 0.05).astype(np.float32),
+        "hum": (0.1 * np.sin(2 * np.pi * 60 * np.arange(n) / 16000)).astype(np.float32),
+    }[kind]
+    transcriber = StreamingTranscriber(whisper_backend)
+    committed, updates = stream(transcriber, audio)
+    assert committed == []
+    assert all(not u.tentative for u in updates)
+    assert transcriber.inferences == 0  # the gate kept it all from the model
+
+
+def test_finish_flushes_held_back_words_and_clear_drops_them(whisper_backend):
+    audio = read_clip("ss-0880")  # "he was not an ill disposed young man"
+    t = StreamingTranscriber(whisper_backend, StreamingConfig(vad=False))
+    t.insert_audio(audio)
+    t.process()
+    update = t.finish()
+    assert words_of(update.committed_text) == words_of(reference_text("ss-0880").replace("ill disposed", "ill-disposed"))
+    t.insert_audio(audio)
+    t.process()
+    t.clear()
+    assert t.finish().committed == ()
+    assert t.audio_seconds == pytest.approx(2 * len(audio) / 16000)
+
+
+def test_language_setting_reaches_the_model(whisper_backend):
+    audio = read_clip("ss-0880")
+
+    def run(language):
+        t = StreamingTranscriber(whisper_backend, StreamingConfig(vad=False))
+        t.set_language(language)
+        t.set_prompt("Sense and Sensibility, by Jane Austen.")
+        t.insert_audio(audio)
+        return t.finish().committed_text
+
+    english = run("en")
+    assert "young man" in english.lower()
+    # Forcing another language makes Whisper write in it: the setting is not ignored.
+    assert words_of(run("de")) != words_of(english)
