@@ -11,6 +11,8 @@ def add_parser(sub) -> None:
     p.add_argument("--port", type=int, default=8777, help="port (default 8777; 0 picks a free one)")
     p.add_argument("--api-key", default=None, help="require this key from clients")
     p.add_argument("--model", default=None, help="model id or path (default: the embedded whisper-base)")
+    p.add_argument("--mmproj", default=None,
+                   help="audio projector (mmproj .gguf) of a GGUF speech model given with --model")
     p.set_defaults(func=run)
 
 

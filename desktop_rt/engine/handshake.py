@@ -1,0 +1,220 @@
+"""What the server decides before a websocket opens: routes, origin, API key, subprotocol.
+
+Pure functions over header values, plus :class:`HandshakeGate`, the ``process_request`` and
+``select_subprotocol`` hooks of the websockets server. Plain HTTP requests (``GET /health``,
+``GET /v1/models``) are answered here and never become websockets.
+
+Rules
+-----
+- A browser sends ``Origin``. One that is not loopback (``http(s)://localhost``,
+  ``127.0.0.1`` or ``[::1]``, any port) and not listed in ``allowed_origins`` gets 403, so a
+  web page cannot use the local model behind the user's back. Non-browser clients send no
+  ``Origin`` and pass.
+- With an API key configured, ``/v1/realtime`` and ``/v1/models`` need it as
+  ``Authorization: Bearer K``, ``Authorization: K``, ``X-Api-Key: K`` or the browser
+  subprotocol ``openai-insecure-api-key.K``; anything else gets 401. Keys are compared in
+  constant time. ``/health`` stays open so supervisors can probe the server.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import time
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Callable, Iterable, Mapping, Sequence
+from urllib.parse import parse_qs, urlsplit
+
+__all__ = [
+    "REALTIME_PATH",
+    "KEY_SUBPROTOCOL_PREFIX",
+    "is_loopback_host",
+    "is_loopback_origin",
+    "origin_allowed",
+    "offered_subprotocols",
+    "presented_keys",
+    "key_matches",
+    "choose_subprotocol",
+    "error_body",
+    "HandshakeGate",
+]
+
+REALTIME_PATH = "/v1/realtime"
+KEY_SUBPROTOCOL_PREFIX = "openai-insecure-api-key."
+_LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
+
+
+def is_loopback_host(host: str | None) -> bool:
+    """True for addresses only this machine can reach (``localhost``, 127.0.0.0/8, ``::1``)."""
+    if not host:
+        return False
+    host = host.strip().lower()
+    if host in _LOOPBACK_HOSTS:
+        return True
+    parts = host.split(".")
+    return len(parts) == 4 and parts[0] == "127" and all(p.isdigit() and int(p) < 256 for p in parts)
+
+
+def is_loopback_origin(origin: str) -> bool:
+    try:
+        parts = urlsplit(origin.strip())
+        hostname = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and hostname is not None and is_loopback_host(hostname)
+
+
+def _normalize_origin(origin: str) -> str:
+    return origin.strip().rstrip("/").lower()
+
+
+def origin_allowed(origin: str | None, allowed: Iterable[str] = ()) -> bool:
+    """No Origin (not a browser), a loopback page, or one the user allowed in settings."""
+    if origin is None:
+        return True
+    if is_loopback_origin(origin):
+        return True
+    wanted = _normalize_origin(origin)
+    return any(_normalize_origin(a) == wanted for a in allowed)
+
+
+def offered_subprotocols(header_values: Iterable[str]) -> list[str]:
+    """The ``Sec-WebSocket-Protocol`` values, split on commas, in the client's order."""
+    out: list[str] = []
+    for value in header_values:
+        out += [p.strip() for p in value.split(",") if p.strip()]
+    return out
+
+
+def presented_keys(headers: Mapping[str, str] | object, subprotocols: Sequence[str]) -> list[str]:
+    """Every key the client presented, in the four accepted forms."""
+    get_all = getattr(headers, "get_all", None)
+    authorization = get_all("Authorization") if get_all else [headers.get("Authorization")]
+    api_key = get_all("X-Api-Key") if get_all else [headers.get("X-Api-Key")]
+    keys: list[str] = []
+    for value in authorization:
+        if not value:
+            continue
+        value = value.strip()
+        scheme, _, rest = value.partition(" ")
+        keys.append(rest.strip() if scheme.lower() == "bearer" and rest.strip() else value)
+    keys += [v.strip() for v in api_key if v]
+    keys += [p[len(KEY_SUBPROTOCOL_PREFIX) :] for p in subprotocols if p.startswith(KEY_SUBPROTOCOL_PREFIX)]
+    return keys
+
+
+def key_matches(expected: str, presented: Iterable[str]) -> bool:
+    """Constant-time comparison of each presented key with the expected one."""
+    want = expected.encode("utf-8")
+    ok = False
+    for key in presented:
+        ok |= hmac.compare_digest(want, key.encode("utf-8", "surrogateescape"))
+    return ok
+
+
+def choose_subprotocol(offered: Sequence[str]) -> str | None:
+    """The subprotocol to answer with: ``realtime`` if offered, else the first offered one.
+
+    A browser that offered subprotocols fails the connection unless the server selects one of
+    them, so a client sending only the key subprotocol gets that one back.
+    """
+    if not offered:
+        return None
+    if "realtime" in offered:
+        return "realtime"
+    plain = [p for p in offered if not p.startswith(KEY_SUBPROTOCOL_PREFIX)]
+    return plain[0] if plain else offered[0]
+
+
+def error_body(message: str, type_: str, code: str | None = None, param: str | None = None) -> str:
+    """The OpenAI error shape: ``{"error": {"message", "type", "code", "param"}}``."""
+    return json.dumps({"error": {"message": message, "type": type_, "code": code, "param": param}})
+
+
+@dataclass
+class HandshakeGate:
+    """The websockets ``process_request`` / ``select_subprotocol`` hooks of one server."""
+
+    model_id: str
+    api_key: str | None = None
+    allowed_origins: tuple[str, ...] = ()
+    health: Callable[[], dict] = field(default=lambda: {})
+    created: int = field(default_factory=lambda: int(time.time()))
+
+    # websockets hooks ----------------------------------------------------------------------
+
+    def process_request(self, connection, request):
+        """Answer plain HTTP and refused handshakes; return None to open the websocket."""
+        parts = urlsplit(request.path)
+        path = parts.path.rstrip("/") or "/"
+        origin = request.headers.get("Origin")
+        if not origin_allowed(origin, self.allowed_origins):
+            return self._json(
+                connection,
+                HTTPStatus.FORBIDDEN,
+                error_body(
+                    f"Origin {origin} may not use this server. Allow it in desktop-rt's settings "
+                    f"(server > allowed origins) if you trust that page.",
+                    "invalid_request_error",
+                    "origin_not_allowed",
+                ),
+            )
+        if path == "/health":
+            return self._json(connection, HTTPStatus.OK, json.dumps({"status": "ok", **self.health()}))
+        if path not in (REALTIME_PATH, "/v1/models", "/models"):
+            return self._json(
+                connection,
+                HTTPStatus.NOT_FOUND,
+                error_body(
+                    f"No route {parts.path}. This server offers {REALTIME_PATH} (websocket), "
+                    f"/v1/models and /health.",
+                    "invalid_request_error",
+                    "not_found",
+                ),
+            )
+        if not self.authorized(request.headers):
+            return self._json(
+                connection,
+                HTTPStatus.UNAUTHORIZED,
+                error_body(
+                    "Missing or wrong API key. Send it as 'Authorization: Bearer <key>' "
+                    "(or X-Api-Key, or the openai-insecure-api-key.<key> subprotocol).",
+                    "invalid_request_error",
+                    "invalid_api_key",
+                ),
+            )
+        if path != REALTIME_PATH:
+            return self._json(connection, HTTPStatus.OK, json.dumps(self.models_list()))
+        return None
+
+    def select_subprotocol(self, connection, subprotocols: Sequence[str]) -> str | None:
+        return choose_subprotocol(list(subprotocols))
+
+    # helpers -------------------------------------------------------------------------------
+
+    def authorized(self, headers) -> bool:
+        if self.api_key is None:
+            return True
+        offered = offered_subprotocols(headers.get_all("Sec-WebSocket-Protocol"))
+        return key_matches(self.api_key, presented_keys(headers, offered))
+
+    def models_list(self) -> dict:
+        return {
+            "object": "list",
+            "data": [{"id": self.model_id, "object": "model", "created": self.created, "owned_by": "desktop-rt"}],
+        }
+
+    @staticmethod
+    def requested_model(path: str) -> str | None:
+        """The ``?model=`` of a request path, if any."""
+        values = parse_qs(urlsplit(path).query).get("model")
+        return values[0] if values else None
+
+    @staticmethod
+    def _json(connection, status: HTTPStatus, body: str):
+        response = connection.respond(status, body)
+        del response.headers["Content-Type"]
+        response.headers["Content-Type"] = "application/json"
+        return response
