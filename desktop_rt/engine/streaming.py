@@ -188,7 +188,7 @@ class StreamingTranscriber:
 
     def _drop_before(self, t: float) -> None:
         """Drop window audio before stream time ``t`` (never past the window's end)."""
-        cut = int((t - self._buffer_start) * SAMPLE_RATE)
+        cut = int(round((t - self._buffer_start) * SAMPLE_RATE))
         if cut <= 0:
             return
         cut = min(cut, len(self._buffer))
@@ -196,7 +196,8 @@ class StreamingTranscriber:
         self._buffer_start += cut / SAMPLE_RATE
 
     def _prompt(self) -> str | None:
-        outside = [w for w in self._context if w.end <= self._buffer_start + 1e-6]
+        # Tolerance: the window start is rounded to a sample, a word end is not.
+        outside = [w for w in self._context if w.end <= self._buffer_start + 0.02]
         text = "".join(w.text for w in outside).strip()[-self.config.prompt_chars :]
         parts = [p for p in (self._user_prompt, text) if p]
         return " ".join(parts) if parts else None
@@ -215,7 +216,9 @@ class StreamingTranscriber:
     def _fresh(self, words: Sequence[Word]) -> list[Word]:
         """Words of a hypothesis that are not already committed."""
         fresh = [w for w in words if w.start > self._last_committed_end - 0.1]
-        if fresh and self._context:
+        # A repeat of the committed tail right at the commit point is the same words heard
+        # again; further away it is speech that really repeats ("... he was. He was not").
+        if fresh and self._context and fresh[0].start - self._last_committed_end < 1.0:
             tail = [normalize_word(w.text) for w in self._context[-5:]]
             head = [normalize_word(w.text) for w in fresh[:5]]
             for n in range(min(len(tail), len(head)), 0, -1):
