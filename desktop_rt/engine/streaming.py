@@ -35,7 +35,7 @@ import numpy as np
 from desktop_rt.engine.backends.base import SAMPLE_RATE, AsrBackend, Word
 from desktop_rt.engine.vad import FRAME_SECONDS, FrameVad, SpeechProbability
 
-__all__ = ["StreamingConfig", "StreamUpdate", "StreamingTranscriber", "normalize_word"]
+__all__ = ["StreamingConfig", "StreamUpdate", "StreamingTranscriber", "normalize_word", "drop_runaway"]
 
 _SENTENCE_END = (".", "?", "!", "…")
 _NORMALIZE = re.compile(r"[^\w']+", re.UNICODE)
@@ -44,6 +44,40 @@ _NORMALIZE = re.compile(r"[^\w']+", re.UNICODE)
 def normalize_word(text: str) -> str:
     """The form two hypotheses are compared in: lower case, no punctuation, no spaces."""
     return _NORMALIZE.sub("", text).lower()
+
+
+MAX_WORDS_PER_SECOND = 7.0  # fast speech is 4-5; more is a decoder loop
+
+
+def drop_runaway(words: Sequence[Word], duration: float) -> list[Word]:
+    """Remove what a decoder invents when it loops, keeping real speech.
+
+    Whisper on a short or noisy window can repeat a phrase until its token limit ("Fail better.
+    Fail better. ..."), or place words after the audio ends. Dropped: words starting past the
+    end of the window; a phrase of 2-6 words repeated more than twice in a row, or one word
+    more than four times in a row (kept once, resp. four times); anything past a rate no
+    speaker reaches.
+    """
+    kept = [w for w in words if w.start < duration - 0.02]
+    norm = [normalize_word(w.text) for w in kept]
+    out: list[Word] = []
+    out_norm: list[str] = []
+    i = 0
+    while i < len(kept):
+        skipped = False
+        for n in range(6, 0, -1):
+            limit = 4 if n == 1 else 2
+            if len(out_norm) >= n * limit and norm[i : i + n] == out_norm[-n:] and all(
+                out_norm[-n * (k + 1) : len(out_norm) - n * k] == out_norm[-n:] for k in range(limit)
+            ):
+                i += n
+                skipped = True
+                break
+        if not skipped:
+            out.append(kept[i])
+            out_norm.append(norm[i])
+            i += 1
+    return out[: int(MAX_WORDS_PER_SECOND * duration) + 4]
 
 
 @dataclass(frozen=True)
@@ -211,6 +245,7 @@ class StreamingTranscriber:
             return []
         self.inferences += 1
         words = self.backend.transcribe(self._buffer, prompt=self._prompt(), language=self._language)
+        words = drop_runaway(words, self.buffered_seconds)
         return self._fresh([w.shifted(self._buffer_start) for w in words])
 
     def _fresh(self, words: Sequence[Word]) -> list[Word]:

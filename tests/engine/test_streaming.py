@@ -136,3 +136,21 @@ def test_language_setting_reaches_the_model(whisper_backend):
     assert "young man" in english.lower()
     # Forcing another language makes Whisper write in it: the setting is not ignored.
     assert words_of(run("de")) != words_of(english)
+
+
+def _words(text: str, step: float = 0.3):
+    from desktop_rt.engine.backends.base import Word
+
+    return [Word(" " + t, i * step, i * step + step * 0.9) for i, t in enumerate(text.split())]
+
+
+def test_decoder_loops_are_cut_but_real_repeats_stay():
+    from desktop_rt.engine.streaming import drop_runaway
+
+    looped = _words("fail better. " * 30, step=0.05)
+    kept = [w.text.strip() for w in drop_runaway(looped, duration=2.0)]
+    assert kept == ["fail", "better.", "fail", "better."]
+    real = _words("no no no we said that that is it")
+    assert drop_runaway(real, duration=10.0) == real
+    # Words placed after the audio ends are invented.
+    assert [w.text for w in drop_runaway(_words("one two three four"), duration=0.7)] == [" one", " two", " three"]
