@@ -10,6 +10,8 @@ __all__ = [
     "ModelError",
     "ModelMissingError",
     "ModelCorruptError",
+    "ModelFormatError",
+    "ModelMismatchError",
     "DiskFullError",
     "AudioError",
     "AudioDecodeError",
@@ -30,6 +32,14 @@ class ModelMissingError(ModelError):
 
 class ModelCorruptError(ModelError):
     """Model files exist but are damaged (wrong checksum, truncated, unreadable)."""
+
+
+class ModelFormatError(ModelError):
+    """A model file is not of the kind expected (not GGUF, a projector where a text model goes)."""
+
+
+class ModelMismatchError(ModelError):
+    """Files that must form a pair do not (an mmproj made for another text model)."""
 
 
 class DiskFullError(ModelError):

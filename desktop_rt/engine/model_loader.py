@@ -2,7 +2,9 @@
 
 Each backend kind registers a :class:`BackendKind` that says which specs it claims and how to
 load them; there is no chain of ``if model_type == ...``. The embedded default is the id
-``whisper-base`` (and what ``None`` means).
+``whisper-base`` (and what ``None`` means). A GGUF text model (``*.gguf``, or any file that
+starts with the GGUF magic) takes its audio projector from ``mmproj`` (``--mmproj``), or from the
+one ``*mmproj*.gguf`` beside it.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from pathlib import Path
 from typing import Callable
 
 from desktop_rt.engine.backends.base import AsrBackend
+from desktop_rt.engine.backends.gguf_check import is_gguf
 from desktop_rt.engine.models import DEFAULT_MODEL_ID, ensure_default_model
-from desktop_rt.errors import ModelMissingError
+from desktop_rt.errors import ModelFormatError, ModelMissingError
 
 __all__ = ["BackendKind", "KINDS", "open_backend", "describe_model"]
 
@@ -25,6 +28,7 @@ class BackendKind:
     name: str
     claims: Callable[[str], bool]
     load: Callable[..., AsrBackend]
+    takes_mmproj: bool = False  # load() accepts mmproj=
 
 
 def _load_whisper_folder(spec: str, *, threads: int = 0, progress: ProgressFn | None = None,
@@ -40,25 +44,48 @@ def _load_embedded(spec: str, *, threads: int = 0, progress: ProgressFn | None =
     return _load_whisper_folder(str(folder), threads=threads, name=DEFAULT_MODEL_ID)
 
 
+def _load_gguf(spec: str, *, threads: int = 0, progress: ProgressFn | None = None,
+               name: str | None = None, mmproj: str | None = None) -> AsrBackend:
+    from desktop_rt.engine.backends.llama import LlamaAsrBackend, LlamaOptions
+
+    return LlamaAsrBackend(spec, mmproj, LlamaOptions(threads=threads), name=name)
+
+
+def _is_gguf_spec(spec: str) -> bool:
+    return spec.lower().endswith(".gguf") or (Path(spec).is_file() and is_gguf(spec))
+
+
 KINDS: list[BackendKind] = [
     BackendKind("embedded", lambda s: s == DEFAULT_MODEL_ID, _load_embedded),
     BackendKind("whisper", lambda s: Path(s).is_dir(), _load_whisper_folder),
+    BackendKind("gguf", _is_gguf_spec, _load_gguf, takes_mmproj=True),
 ]
 
 
-def open_backend(spec: str | None, *, threads: int = 0, progress: ProgressFn | None = None) -> AsrBackend:
-    """Load the model ``spec`` names (``None``: the embedded default)."""
+def open_backend(spec: str | None, *, threads: int = 0, progress: ProgressFn | None = None,
+                 mmproj: str | None = None) -> AsrBackend:
+    """Load the model ``spec`` names (``None``: the embedded default).
+
+    ``mmproj`` is the audio projector of a GGUF speech model; other kinds refuse it.
+    """
     spec = spec or DEFAULT_MODEL_ID
     for kind in KINDS:
         if kind.claims(spec):
-            return kind.load(spec, threads=threads, progress=progress)
+            if mmproj and not kind.takes_mmproj:
+                raise ModelFormatError(
+                    f"--mmproj goes with a GGUF speech model, but {spec} is a {kind.name} model. "
+                    f"Drop --mmproj, or give the GGUF text model with --model."
+                )
+            extra = {"mmproj": mmproj} if kind.takes_mmproj else {}
+            return kind.load(spec, threads=threads, progress=progress, **extra)
     if Path(spec).exists():
         raise ModelMissingError(
             f"{spec} is not a model desktop-rt can load: give a CTranslate2 Whisper model folder "
-            f"(model.bin, config.json, tokenizer.json)."
+            f"(model.bin, config.json, tokenizer.json), or a GGUF speech model "
+            f"(--model TEXT.gguf --mmproj MMPROJ.gguf)."
         )
     raise ModelMissingError(
-        f"Unknown model '{spec}'. Give a model folder path, or the id '{DEFAULT_MODEL_ID}'."
+        f"Unknown model '{spec}'. Give a model folder path, a .gguf file, or the id '{DEFAULT_MODEL_ID}'."
     )
 
 

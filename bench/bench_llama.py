@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Speed of the GGUF (llama.cpp mtmd) backend at the real Qwen3-ASR-0.6B dimensions.
+
+No Qwen3-ASR GGUF is on the package index, so the model is random weights at the 0.6B shapes
+(Q8_0 text, F16 mmproj), written once by tests/engine/backends/tiny_qwen3asr.py into
+``--model-dir``. Its text is noise, so generation length is capped at ``--tokens-per-second``
+(real English speech needs 3-5 tokens per second) to make the decode share realistic.
+
+    .venv/bin/python bench/bench_llama.py --quick     # 12 s of speech, windows 4/8/12 s
+    .venv/bin/python bench/bench_llama.py             # the 27 s LibriVox stream, windows 2-24 s
+
+Reports, as JSON on stdout and a table on stderr:
+  * one update versus window length: CPU seconds for a cold window (encode + prefill + decode);
+  * streaming through StreamingTranscriber (Silero gate, LocalAgreement-2), fed in 100 ms chunks
+    as fast as it goes: CPU seconds per audio second with and without cache reuse + drafting.
+    Updates happen per 1 s of new audio whatever the pace, so this is the CPU load of a live
+    stream; realtime needs it below 1 on the cores given (``--threads``);
+  * the Python overhead: the same windows replayed through the plain C path
+    (``mtmd_helper_eval_chunks`` + a C greedy sampler, same token counts) versus our backend
+    with reuse off;
+  * peak RSS.
+CPU seconds, not wall time, because the benchmark machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests" / "engine" / "backends"))
+
+from _common import build_stream, machine_info, peak_rss_mb  # noqa: E402
+
+RATE = 16_000
+
+
+def ensure_model(folder: Path) -> tuple[Path, Path]:
+    from tiny_qwen3asr import QWEN3_ASR_0_6B, write_pair
+
+    prefix = "qwen3asr-0.6b-random"
+    text, mmproj = folder / f"{prefix}-text.gguf", folder / f"{prefix}-mmproj.gguf"
+    if not (text.exists() and mmproj.exists()):
+        t0 = time.monotonic()
+        write_pair(folder, QWEN3_ASR_0_6B, prefix=prefix)
+        print(f"wrote the 0.6B-shaped pair in {time.monotonic() - t0:.0f} s", file=sys.stderr)
+    return text, mmproj
+
+
+def cpu() -> float:
+    return time.process_time()
+
+
+class Recorder:
+    """An AsrBackend wrapper that keeps every window it is asked to transcribe."""
+
+    def __init__(self, backend):
+        self.backend = backend
+        self.windows: list[tuple[np.ndarray, str | None, str | None]] = []
+        self.costs: list[float] = []
+
+    @property
+    def name(self) -> str:
+        return self.backend.name
+
+    def transcribe(self, audio, *, prompt=None, language=None):
+        self.windows.append((np.array(audio), prompt, language))
+        t0 = cpu()
+        words = self.backend.transcribe(audio, prompt=prompt, language=language)
+        self.costs.append(cpu() - t0)
+        return words
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+def stream_run(backend, audio: np.ndarray) -> dict:
+    from desktop_rt.engine.streaming import StreamingConfig, StreamingTranscriber
+
+    rec = Recorder(backend)
+    transcriber = StreamingTranscriber(rec, StreamingConfig(language="en"))
+    reused = drafted = generated = 0
+    t0, w0 = cpu(), time.monotonic()
+    for i in range(0, len(audio), 1600):
+        transcriber.insert_audio(audio[i : i + 1600])
+        n = len(rec.windows)
+        transcriber.process()
+        if len(rec.windows) > n:
+            reused += backend.stats.reused_audio_chunks
+            drafted += backend.stats.drafted
+            generated += backend.stats.generated
+    transcriber.finish()
+    spent = cpu() - t0
+    return {
+        "cpu_s_per_audio_s": round(spent / (len(audio) / RATE), 3),
+        "wall_s": round(time.monotonic() - w0, 1),
+        "updates": len(rec.windows),
+        "update_cpu_s_mean": round(float(np.mean(rec.costs)), 3) if rec.costs else None,
+        "update_cpu_s_max": round(float(np.max(rec.costs)), 3) if rec.costs else None,
+        "reused_audio_chunks": reused,
+        "drafted_tokens": drafted,
+        "generated_tokens": generated,
+        "windows": rec.windows,
+    }
+
+
+def c_helper_replay(backend, windows) -> float:
+    """CPU seconds for the windows through mtmd_helper_eval_chunks and a C greedy sampler."""
+    import llama_cpp as L
+
+    native = backend.native
+    sampler = L.llama_sampler_chain_init(L.llama_sampler_chain_default_params())
+    L.llama_sampler_chain_add(sampler, L.llama_sampler_init_greedy())
+    batch = L.llama_batch_init(1, 0, 1)
+    total = 0.0
+    try:
+        for audio, prompt, language, n_tokens in windows:
+            text = backend.layout.render(prompt, language)
+            t0 = cpu()
+            with native.tokenize(text, audio) as chunks:
+                native.forget_from(0)
+                n_past = native.eval_prompt(chunks, 0)
+            for _ in range(n_tokens):
+                tok = L.llama_sampler_sample(sampler, native._ctx, -1)
+                batch.n_tokens = 1
+                batch.token[0], batch.pos[0], batch.n_seq_id[0], batch.logits[0] = tok, n_past, 1, True
+                batch.seq_id[0][0] = 0
+                L.llama_decode(native._ctx, batch)
+                n_past += 1
+            total += cpu() - t0
+    finally:
+        L.llama_batch_free(batch)
+        L.llama_sampler_free(sampler)
+    return total
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model-dir", type=Path, default=Path.home() / ".cache" / "desktop-rt" / "bench-models")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--tokens-per-second", type=float, default=4.0)
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+
+    from desktop_rt.engine.backends.llama import LlamaAsrBackend, LlamaOptions
+
+    text, mmproj = ensure_model(args.model_dir)
+    stream = build_stream("librivox")
+    audio = stream.audio[: 12 * RATE] if args.quick else stream.audio
+    lengths = (4, 8, 12) if args.quick else (2, 4, 8, 12, 16, 24)
+    report: dict = {"machine": machine_info(), "threads": args.threads, "audio_s": len(audio) / RATE,
+                    "tokens_per_second_cap": args.tokens_per_second}
+
+    def open_backend(reuse: bool):
+        t0 = time.monotonic()
+        b = LlamaAsrBackend(text, mmproj, LlamaOptions(threads=args.threads, reuse_cache=reuse, draft=reuse,
+                                                       max_tokens_per_second=args.tokens_per_second))
+        report.setdefault("load_s", round(time.monotonic() - t0, 2))
+        return b
+
+    cold = open_backend(False)
+    per_window = {}
+    for seconds in lengths:
+        clip = np.resize(stream.audio, seconds * RATE)
+        cold.transcribe(clip, language="en")  # the first run of a shape allocates its graphs
+        t0, w0 = cpu(), time.monotonic()
+        cold.transcribe(clip, language="en")
+        per_window[seconds] = {"cpu_s": round(cpu() - t0, 3), "wall_s": round(time.monotonic() - w0, 3),
+                               "generated": cold.stats.generated, "prompt_positions": cold.stats.prompt_positions}
+        print(f"window {seconds:>2} s: {per_window[seconds]['cpu_s']:.2f} CPU s, "
+              f"{per_window[seconds]['wall_s']:.2f} s", file=sys.stderr)
+    report["update_vs_window"] = per_window
+
+    plain = stream_run(cold, audio)
+    windows = plain.pop("windows")
+    report["stream_without_reuse"] = plain
+    print(f"stream, no reuse: {plain['cpu_s_per_audio_s']} CPU s / audio s over {plain['updates']} updates",
+          file=sys.stderr)
+    # Alternate the two paths window by window, so load from other processes hits both alike.
+    ours = helper = 0.0
+    for w_audio, prompt, language in windows:
+        t0 = cpu()
+        cold.transcribe(w_audio, prompt=prompt, language=language)
+        ours += cpu() - t0
+        helper += c_helper_replay(cold, [(w_audio, prompt, language, cold.stats.generated)])
+    report["python_overhead"] = {"backend_cpu_s": round(ours, 2), "c_helper_cpu_s": round(helper, 2),
+                                 "ratio": round(ours / helper, 3) if helper else None}
+    print(f"replay: backend {ours:.2f} CPU s vs C helper {helper:.2f} CPU s", file=sys.stderr)
+    cold.close()
+
+    warm = open_backend(True)
+    cached = stream_run(warm, audio)
+    cached.pop("windows")
+    report["stream_with_reuse"] = cached
+    print(f"stream, reuse+draft: {cached['cpu_s_per_audio_s']} CPU s / audio s, "
+          f"{cached['reused_audio_chunks']} audio chunks reused, {cached['drafted_tokens']}/"
+          f"{cached['generated_tokens']} tokens drafted", file=sys.stderr)
+    warm.close()
+    report["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,311 @@
+"""GGUF speech models (Qwen3-ASR first) through llama-cpp-python's mtmd audio input.
+
+One :meth:`LlamaAsrBackend.transcribe` call: render the transcription prompt (see
+:mod:`~desktop_rt.engine.backends.llama_format`), tokenize it with the audio window
+(``mtmd_tokenize``: text chunks around one audio chunk per 8 s of audio), prefill it, decode
+greedily with the repeat penalty the GGUF asks for (``general.sampling.penalty_repeat``, else
+none), stop at an end-of-generation token or the token budget, and parse
+``language X<asr_text>text`` into words with estimated times.
+
+Making the sliding window cheap (``reuse_cache``). Consecutive windows share most of their
+input, so the KV cache of sequence 0 is kept between calls with a record of what it holds:
+text tokens by id, audio chunks by a digest of their encoder output. A new window keeps the
+longest prefix that matches and prefills only the rest: the prompt prefix always, and an 8 s
+audio chunk whose encoder output came out bit-identical. The encoder itself still runs for every
+chunk, because mtmd normalises the log-mel over the whole window, so only the encoder output
+proves a chunk unchanged; a streaming encoder API would remove that cost, and
+:meth:`_prefill_cached` is the one place to adopt it. Then the previous window's output is used
+as a draft: it is verified in one batch and kept up to the first token greedy decoding would
+not have chosen, so text that is already settled costs one batched pass instead of one decode
+per token. Both give the tokens a cold run gives (the tests compare logits).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from desktop_rt.engine.backends.base import SAMPLE_RATE, Word
+from desktop_rt.engine.backends.gguf_check import check_pair
+from desktop_rt.engine.backends.llama_format import ASR_TEXT, PromptLayout, language_name, split_output, timed_words
+from desktop_rt.engine.backends.llama_mtmd import AUDIO, TEXT, NativeError, NativeSpeechModel
+from desktop_rt.errors import AudioError, ModelCorruptError, ModelFormatError
+
+__all__ = ["LlamaOptions", "LlamaAsrBackend", "TranscriptionStats"]
+
+MIN_SAMPLES = SAMPLE_RATE // 10  # shorter windows hold no word; mtmd rejects tiny ones
+
+
+@dataclass(frozen=True)
+class LlamaOptions:
+    threads: int = 0  # 0: one per core
+    n_ctx: int = 2048  # ~120 s of audio with the prompt and the output
+    n_batch: int = 512
+    max_tokens: int = 448  # per window; also capped by the window's length:
+    max_tokens_per_second: float = 12.0  # speech needs 3-5; more only lets a looping model run on
+    repeat_penalty: float | None = None  # None: the GGUF's general.sampling.penalty_repeat, else off
+    repeat_last_n: int | None = None  # None: the GGUF's general.sampling.penalty_last_n, else 64
+    reuse_cache: bool = True  # keep the KV cache of the matching prefix between windows
+    draft: bool = True  # verify the previous window's output in one batch
+
+
+@dataclass
+class TranscriptionStats:
+    """What the last call cost, in positions and tokens (for tests and benchmarks)."""
+
+    prompt_positions: int = 0
+    reused_positions: int = 0
+    audio_chunks: int = 0
+    reused_audio_chunks: int = 0
+    generated: int = 0
+    drafted: int = 0  # generated tokens that came from a verified draft
+
+
+class LlamaAsrBackend:
+    """An :class:`~desktop_rt.engine.backends.base.AsrBackend` for a GGUF text model + audio mmproj.
+
+    Not thread-safe: the model worker owns it. ``close()`` frees every native object; so does
+    a failed construction.
+    """
+
+    def __init__(self, text: Path | str, mmproj: Path | str | None = None,
+                 options: LlamaOptions = LlamaOptions(), name: str | None = None):
+        pair = check_pair(text, mmproj)  # raises before llama.cpp sees a bad file
+        self.pair = pair
+        self.options = options
+        self._name = name or Path(text).name  # as model_loader.describe_model names it
+        threads = options.threads or os.cpu_count() or 1
+        try:
+            self._native = NativeSpeechModel(pair.text, pair.mmproj, threads=threads,
+                                             n_ctx=options.n_ctx, n_batch=options.n_batch)
+        except NativeError as exc:
+            raise ModelCorruptError(
+                f"llama.cpp could not load {pair.text.name} with {pair.mmproj.name}: {exc}. The files "
+                f"may be truncated or from a newer llama.cpp; download them again or update desktop-rt."
+            ) from exc
+        native = self._native
+        if not native.supports_audio or native.sample_rate <= 0:
+            self.close()
+            raise ModelFormatError(f"{pair.mmproj.name} loaded, but llama.cpp reports no audio input for it.")
+        self.layout = PromptLayout(native.marker, native.chat_template() or pair.chat_template)
+        self._asr_text = native.token_id(ASR_TEXT)
+        self._penalty = options.repeat_penalty if options.repeat_penalty is not None else (pair.repeat_penalty or 1.0)
+        self._last_n = options.repeat_last_n if options.repeat_last_n is not None else (pair.repeat_last_n or 64)
+        # What sequence 0 of the KV cache holds, in order: ("t", token) / ("a", digest, n_pos);
+        # None when unknown (after a cold prefill).
+        self._kv: list[tuple] | None = []
+        self._draft: list[int] = []
+        self.stats = TranscriptionStats()
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def sample_rate(self) -> int:
+        return self._native.sample_rate
+
+    @property
+    def repeat_penalty(self) -> tuple[float, int]:
+        """The penalty in use and the number of recent output tokens it looks at."""
+        return self._penalty, self._last_n
+
+    @property
+    def native(self) -> NativeSpeechModel:
+        """The loaded llama.cpp objects (for tests and benchmarks)."""
+        if self._native is None:
+            raise RuntimeError("backend is closed")
+        return self._native
+
+    # -- AsrBackend -----------------------------------------------------------------------
+    def transcribe(self, audio: np.ndarray, *, prompt: str | None = None,
+                   language: str | None = None) -> Sequence[Word]:
+        if self._native is None:
+            raise RuntimeError("backend is closed")
+        audio = np.ascontiguousarray(np.asarray(audio, dtype=np.float32).reshape(-1))
+        duration = audio.size / SAMPLE_RATE
+        if audio.size < MIN_SAMPLES:
+            return []
+        if self._native.sample_rate != SAMPLE_RATE:
+            import soxr
+
+            audio = soxr.resample(audio, SAMPLE_RATE, self._native.sample_rate).astype(np.float32)
+        forced = language_name(language)
+        tokens, probs = self.generate(audio, prompt=prompt, language=language)
+        return self._words(tokens, probs, forced, duration)
+
+    def close(self) -> None:
+        native, self._native = getattr(self, "_native", None), None
+        self._kv, self._draft = [], []
+        if native is not None:
+            native.close()
+
+    # -- one window -----------------------------------------------------------------------
+    def generate(self, audio: np.ndarray, *, prompt: str | None = None,
+                 language: str | None = None) -> tuple[list[int], list[float]]:
+        """Prefill the prompt with ``audio`` and decode; the output tokens and their probabilities."""
+        native = self.native
+        self.stats = TranscriptionStats()
+        text = self.layout.render(prompt, language)
+        budget = self._budget(audio.size / self._native.sample_rate)
+        with native.tokenize(text, audio) as chunks:
+            needed = chunks.total_pos + budget
+            if needed > native.n_ctx:
+                raise AudioError(
+                    f"A {audio.size / native.sample_rate:.0f} s window needs {needed} context positions; "
+                    f"the model was opened with {native.n_ctx}. Transcribe shorter windows (the "
+                    f"streaming engine does) or raise LlamaOptions.n_ctx."
+                )
+            try:
+                n_past = self._prefill_cached(chunks) if self.options.reuse_cache else self._prefill_cold(chunks)
+            except NativeError as exc:
+                self._kv = []
+                native.forget_from(0)
+                raise AudioError(f"llama.cpp could not process this audio window: {exc}") from exc
+        try:
+            return self._decode(n_past, budget)
+        except NativeError as exc:
+            self._kv, self._draft = [], []
+            native.forget_from(0)
+            raise AudioError(f"llama.cpp failed while decoding this window: {exc}") from exc
+
+    def prefill_logits(self, audio: np.ndarray, *, prompt: str | None = None, language: str | None = None,
+                       cold: bool = False) -> np.ndarray:
+        """The logits after the prompt (a copy), cold or through the cache; for tests and benchmarks."""
+        text = self.layout.render(prompt, language)
+        with self.native.tokenize(text, audio) as chunks:
+            if cold:
+                self._prefill_cold(chunks)
+            else:
+                self._prefill_cached(chunks)
+        return np.array(self._native.logits(-1))
+
+    def _words(self, tokens: list[int], probs: list[float], forced: str | None, duration: float) -> list[Word]:
+        """Parse ``language X<asr_text>text`` (or, forced, just the text) into timed words."""
+        if not forced and self._asr_text is not None and self._asr_text in tokens:
+            cut = tokens.index(self._asr_text)
+            tokens, probs, forced = tokens[cut + 1 :], probs[cut + 1 :], "detected"
+        pieces = [self._native.piece(t, special=False) for t in tokens]
+        raw = b"".join(pieces).decode("utf-8", "replace")
+        _language, text = split_output(raw, forced)
+        if not text:
+            return []
+        offset = -len(raw[: len(raw) - len(raw.lstrip())].encode())  # split_output strips
+        spans = []
+        for piece, p in zip(pieces, probs):
+            spans.append((offset, offset + len(piece), p))
+            offset += len(piece)
+        return timed_words(text, duration, spans)
+
+    def _budget(self, seconds: float) -> int:
+        # Speech runs at ~3-5 tokens per second; 12/s plus room for "language X<asr_text>" never
+        # cuts real speech short and keeps a model that loops on noise from running for long.
+        return int(min(self.options.max_tokens, 24 + self.options.max_tokens_per_second * seconds))
+
+    def _prefill_cold(self, chunks) -> int:
+        """The reference path: everything through ``mtmd_helper_eval_chunks``."""
+        self._native.forget_from(0)
+        self._kv = None  # unknown: the helper does not expose the audio embeddings
+        n_past = self._native.eval_prompt(chunks, 0)
+        self.stats.prompt_positions = n_past
+        self.stats.audio_chunks = sum(1 for i in range(len(chunks)) if chunks.kind(i) == AUDIO)
+        return n_past
+
+    def _prefill_cached(self, chunks) -> int:
+        native = self._native
+        items: list[tuple] = []
+        parts: list[tuple] = []  # (kind, chunk index, tokens or embeddings, first item)
+        for i in range(len(chunks)):
+            if chunks.kind(i) == TEXT:
+                toks = chunks.text_tokens(i)
+                parts.append((TEXT, i, toks, len(items)))
+                items += [("t", t) for t in toks]
+            else:
+                embd = native.encode_audio(chunks, i)
+                digest = hashlib.blake2b(embd.tobytes(), digest_size=16).digest()
+                parts.append((AUDIO, i, embd, len(items)))
+                items.append(("a", digest, chunks.n_pos(i)))
+        known = self._kv or []
+        keep = 0
+        limit = min(len(known), len(items) - 1)  # always re-decode the last token for its logits
+        while keep < limit and known[keep] == items[keep]:
+            keep += 1
+        keep_pos = sum(_positions(item) for item in items[:keep])
+        native.forget_from(keep_pos)
+        self._kv = items[:keep]
+        n_past = keep_pos
+        for kind, i, payload, first in parts:
+            if kind == TEXT:
+                todo = payload[max(0, keep - first) :]
+                if todo:
+                    n_past = native.decode_tokens(todo, n_past)
+            elif first >= keep:
+                n_past = native.decode_audio(chunks, i, payload, n_past)
+            self._kv = items[: first + (len(payload) if kind == TEXT else 1)]
+        self.stats.prompt_positions = n_past
+        self.stats.reused_positions = keep_pos
+        self.stats.audio_chunks = sum(1 for it in items if it[0] == "a")
+        self.stats.reused_audio_chunks = sum(1 for it in items[:keep] if it[0] == "a")
+        return n_past
+
+    def _decode(self, n_past: int, budget: int) -> tuple[list[int], list[float]]:
+        """Greedy decoding with the repeat penalty, verifying the previous output as a draft."""
+        native = self._native
+        out: list[int] = []
+        probs: list[float] = []
+        draft = self._draft if self.options.draft else []
+        record = self._kv.append if self._kv is not None else (lambda item: None)
+        logits = native.logits(-1)
+        while True:
+            token, p = self._pick(logits, out)
+            if native.is_eog(token) or len(out) >= budget:
+                break
+            out.append(token)
+            probs.append(p)
+            record(("t", token))
+            k = len(out)
+            if draft[: k] == out and len(draft) > k:
+                # Verify draft[k:] in one batch: the token just chosen plus the draft after it.
+                batch = [token] + draft[k : k + min(len(draft) - k, budget - k, 64)]
+                n_past = native.decode_tokens(batch, n_past, all_logits=True)
+                for j in range(len(batch)):
+                    logits = native.logits(j)
+                    if j == len(batch) - 1:
+                        break
+                    nxt, p = self._pick(logits, out)
+                    if nxt != batch[j + 1] or native.is_eog(nxt) or len(out) >= budget:
+                        break
+                    out.append(nxt)
+                    probs.append(p)
+                    record(("t", nxt))
+                    self.stats.drafted += 1
+                # Drop what the rejected part of the draft left in the cache.
+                native.forget_from(n_past - (len(batch) - 1 - j))
+                n_past -= len(batch) - 1 - j
+                continue
+            n_past = native.decode_tokens([token], n_past)
+            logits = native.logits(-1)
+        self._draft = out
+        self.stats.generated = len(out)
+        return out, probs
+
+    def _pick(self, logits: np.ndarray, history: list[int]) -> tuple[int, float]:
+        """Greedy choice after the repeat penalty over the last ``repeat_last_n`` output tokens."""
+        if self._penalty != 1.0 and history:
+            recent = np.unique(np.asarray(history[-self._last_n :], dtype=np.int64))
+            logits = np.array(logits)
+            values = logits[recent]
+            logits[recent] = np.where(values > 0, values / self._penalty, values * self._penalty)
+        token = int(np.argmax(logits))
+        top = float(logits[token])
+        prob = 1.0 / float(np.exp(logits - top, dtype=np.float64).sum())
+        return token, prob
+
+
+def _positions(item: tuple) -> int:
+    return item[2] if item[0] == "a" else 1

