@@ -19,10 +19,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"desktop-rt {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    from desktop_rt.commands import serve, transcribe
+    from desktop_rt.commands import models, serve, transcribe
 
     transcribe.add_parser(sub)
     serve.add_parser(sub)
+    models.add_parser(sub)
     gui = sub.add_parser("gui", help="open the desktop app (the default)")
     gui.set_defaults(func=_run_gui)
     return parser

@@ -13,6 +13,8 @@ def add_parser(sub) -> None:
     p.add_argument("--model", default=None, help="model id or path (default: the embedded whisper-base)")
     p.add_argument("--mmproj", default=None,
                    help="audio projector (mmproj .gguf) of a GGUF speech model given with --model")
+    p.add_argument("--models-file", default=None,
+                   help="models to serve (default: models.toml in the config dir); ignored with --model")
     p.set_defaults(func=run)
 
 

@@ -14,6 +14,10 @@ Rules
   ``Authorization: Bearer K``, ``Authorization: K``, ``X-Api-Key: K`` or the browser
   subprotocol ``openai-insecure-api-key.K``; anything else gets 401. Keys are compared in
   constant time. ``/health`` stays open so supervisors can probe the server.
+- ``admit`` (the server's concurrency limits) may refuse a ``/v1/realtime`` handshake that
+  passed the checks above, with HTTP 429 and a JSON body naming the limit.
+- ``routes`` adds plain GET routes behind the key (``/v1/activity``, ``/unload``); their
+  handlers are coroutines returning ``(status, JSON object)``.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence
 from urllib.parse import parse_qs, urlsplit
 
 __all__ = [
@@ -37,6 +41,7 @@ __all__ = [
     "key_matches",
     "choose_subprotocol",
     "error_body",
+    "json_response",
     "HandshakeGate",
 ]
 
@@ -128,9 +133,20 @@ def choose_subprotocol(offered: Sequence[str]) -> str | None:
     return plain[0] if plain else offered[0]
 
 
-def error_body(message: str, type_: str, code: str | None = None, param: str | None = None) -> str:
-    """The OpenAI error shape: ``{"error": {"message", "type", "code", "param"}}``."""
-    return json.dumps({"error": {"message": message, "type": type_, "code": code, "param": param}})
+def error_body(message: str, type_: str, code: str | None = None, param: str | None = None, **extra: Any) -> str:
+    """The OpenAI error shape: ``{"error": {"message", "type", "code", "param", **extra}}``."""
+    return json.dumps({"error": {"message": message, "type": type_, "code": code, "param": param, **extra}})
+
+
+def json_response(connection, status: HTTPStatus, body: str):
+    """An HTTP answer with a JSON body, for ``process_request``."""
+    response = connection.respond(status, body)
+    del response.headers["Content-Type"]
+    response.headers["Content-Type"] = "application/json"
+    return response
+
+
+RouteHandler = Callable[[Any], Awaitable[tuple[HTTPStatus, dict]]]
 
 
 @dataclass
@@ -142,6 +158,11 @@ class HandshakeGate:
     allowed_origins: tuple[str, ...] = ()
     health: Callable[[], dict] = field(default=lambda: {})
     created: int = field(default_factory=lambda: int(time.time()))
+    model_ids: Callable[[], Sequence[str]] | None = None
+    """Every model served (``/v1/models``); None: just ``model_id``."""
+    admit: Callable[[Any, Any], Any] | None = None
+    """``admit(connection, request)``: None lets a websocket open, or a refusing response."""
+    routes: Mapping[str, RouteHandler] = field(default_factory=dict)
 
     # websockets hooks ----------------------------------------------------------------------
 
@@ -163,13 +184,13 @@ class HandshakeGate:
             )
         if path == "/health":
             return self._json(connection, HTTPStatus.OK, json.dumps({"status": "ok", **self.health()}))
-        if path not in (REALTIME_PATH, "/v1/models", "/models"):
+        if path not in (REALTIME_PATH, "/v1/models", "/models", *self.routes):
             return self._json(
                 connection,
                 HTTPStatus.NOT_FOUND,
                 error_body(
                     f"No route {parts.path}. This server offers {REALTIME_PATH} (websocket), "
-                    f"/v1/models and /health.",
+                    f"/v1/models, {''.join(p + ', ' for p in self.routes)}and /health.",
                     "invalid_request_error",
                     "not_found",
                 ),
@@ -185,8 +206,12 @@ class HandshakeGate:
                     "invalid_api_key",
                 ),
             )
+        if path in self.routes:
+            return self._answer(connection, self.routes[path](request))
         if path != REALTIME_PATH:
             return self._json(connection, HTTPStatus.OK, json.dumps(self.models_list()))
+        if self.admit is not None:
+            return self.admit(connection, request)
         return None
 
     def select_subprotocol(self, connection, subprotocols: Sequence[str]) -> str | None:
@@ -201,10 +226,15 @@ class HandshakeGate:
         return key_matches(self.api_key, presented_keys(headers, offered))
 
     def models_list(self) -> dict:
+        ids = list(self.model_ids()) if self.model_ids is not None else [self.model_id]
         return {
             "object": "list",
-            "data": [{"id": self.model_id, "object": "model", "created": self.created, "owned_by": "desktop-rt"}],
+            "data": [{"id": i, "object": "model", "created": self.created, "owned_by": "desktop-rt"} for i in ids],
         }
+
+    async def _answer(self, connection, pending: Awaitable[tuple[HTTPStatus, dict]]):
+        status, body = await pending
+        return self._json(connection, status, json.dumps(body))
 
     @staticmethod
     def requested_model(path: str) -> str | None:
@@ -214,7 +244,4 @@ class HandshakeGate:
 
     @staticmethod
     def _json(connection, status: HTTPStatus, body: str):
-        response = connection.respond(status, body)
-        del response.headers["Content-Type"]
-        response.headers["Content-Type"] = "application/json"
-        return response
+        return json_response(connection, status, body)

@@ -1,37 +1,49 @@
 """The embedded realtime server: OpenAI-Realtime-compatible transcription on localhost.
 
-:class:`RealtimeServer` runs a websockets asyncio server on its own thread and an
-:class:`~desktop_rt.engine.worker.InferenceWorker` on another. ``start()`` returns once the
-socket listens (``.port``, ``.url``); ``stop()`` closes every connection and joins both
-threads. The GUI embeds it; ``desktop-rt serve`` runs it headless through :func:`serve_forever`.
+:class:`RealtimeServer` runs a websockets asyncio server on its own thread. ``start()`` loads
+the primary model (``config.model_id``, from the ``backend`` it is given) and returns once the
+socket listens (``.port``, ``.url``); ``stop()`` closes every connection, unloads every model
+and joins the threads. The GUI embeds it; ``desktop-rt serve`` runs it headless through
+:func:`serve_forever`.
 
-Routes: ``/v1/realtime`` (websocket, one :class:`RealtimeSession` per connection),
-``GET /health`` and ``GET /v1/models``; the handshake rules live in
-:mod:`desktop_rt.engine.handshake`. The websocket handler is a thin adapter: frames go into
-the session through a :class:`SessionBridge`, the session's events come back out as JSON.
+With ``config.models`` (a models file) it serves several models through a
+:class:`~desktop_rt.engine.router.ModelRouter`: each connection picks one (see
+:mod:`desktop_rt.engine.connection`), models load on demand, unload after their ``ttl`` or by
+hand (:meth:`RealtimeServer.unload_model`, ``GET /unload?model=ID``), and concurrency limits
+refuse extra connections at the handshake with HTTP 429. Without it, the primary model is the
+only one. Each session's activity row goes to :mod:`desktop_rt.engine.activity`
+(``GET /v1/activity``).
+
+Routes: ``/v1/realtime`` (websocket), ``GET /health``, ``GET /v1/models``, ``GET /v1/activity``,
+``GET /unload``; the handshake rules live in :mod:`desktop_rt.engine.handshake`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
-import json
 import logging
-import secrets
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from http import HTTPStatus
+from pathlib import Path
 from typing import Callable
 
 from websockets.asyncio.server import ServerConnection, serve
-from websockets.exceptions import ConnectionClosed
 
+from desktop_rt.engine.activity import ActivityLog, ActivityMeter, ActivityRow, now_iso
 from desktop_rt.engine.backends.base import AsrBackend
-from desktop_rt.engine.events import ServerEvent, to_json
-from desktop_rt.engine.handshake import REALTIME_PATH, HandshakeGate, is_loopback_host
+from desktop_rt.engine.command_backend import CommandRuntime
+from desktop_rt.engine.connection import RealtimeConnection
+from desktop_rt.engine.events import ErrorEvent, ServerEvent, TranscriptionCompleted
+from desktop_rt.engine.handshake import REALTIME_PATH, HandshakeGate, error_body, is_loopback_host, json_response
+from desktop_rt.engine.http_routes import activity_route, unload_route
+from desktop_rt.engine.local_runtime import InProcessRuntime, entry_loader, entry_streaming
 from desktop_rt.engine.models import DEFAULT_MODEL_ID
+from desktop_rt.engine.models_file import ModelEntry, ModelsConfig
+from desktop_rt.engine.router import Admission, LimitReachedError, ModelRouter, RouterError
 from desktop_rt.engine.session import RealtimeSession, SessionLimits
 from desktop_rt.engine.session_bridge import LocalSession, SessionBridge
-from desktop_rt.engine.streaming import StreamingConfig, StreamingTranscriber
+from desktop_rt.engine.streaming import StreamingConfig
 from desktop_rt.engine.worker import InferenceWorker, WorkerConfig
 from desktop_rt.errors import DesktopRtError
 
@@ -61,33 +73,51 @@ class ServerConfig:
     max_outbox_events: int = 10_000
     """Events waiting for a client that stopped reading; past this it is disconnected."""
     ping_interval: float | None = 20.0
+    models: ModelsConfig | None = None
+    """The models to route between (the models file); None serves only ``model_id``."""
+    model_name_timeout: float = 30.0
+    """Seconds a client without ``?model=`` has to name its model in a ``session.update``."""
+    max_pending_bytes: int = 32 * 1024 * 1024
+    """Client frames kept while its model is chosen and loaded; past this the client waits."""
+    activity_path: Path | None = None
+    """The activity database (None: ``<data dir>/activity.sqlite3``)."""
+    record_activity: bool = True
 
 
 class RealtimeServer:
-    """Owns the websocket server thread and the inference worker. See the module docstring.
+    """Owns the websocket server thread and the models. See the module docstring.
 
-    ``backend`` is either a loaded :class:`AsrBackend` (the caller keeps owning it) or a
-    zero-argument callable that loads one in :meth:`start` (closed again by :meth:`stop`).
+    ``backend`` serves ``config.model_id``: either a loaded :class:`AsrBackend` (the caller
+    keeps owning it) or a zero-argument callable that loads one (the server closes what it
+    loaded when the model unloads or the server stops).
     """
 
     def __init__(self, config: ServerConfig, backend: BackendProvider):
         self.config = config
         self._provider = backend
-        self._backend: AsrBackend | None = None
-        self._owns_backend = False
-        self.worker: InferenceWorker | None = None
+        self.router: ModelRouter | None = None
+        self.activity: ActivityLog | None = None
+        self._primary: InProcessRuntime | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop_requested: asyncio.Future | None = None
         self._ready = threading.Event()
         self._start_error: BaseException | None = None
         self._bridges: set[SessionBridge] = set()
+        self._admissions: dict[ServerConnection, Admission] = {}
+        self._watchers: set[asyncio.Task] = set()
+        self.stopping = False
         self.port: int | None = None
+        self.catalog = self._catalog()
         self.gate = HandshakeGate(
             model_id=config.model_id,
             api_key=config.api_key or None,
             allowed_origins=tuple(config.allowed_origins),
             health=self._health,
+            model_ids=lambda: self.catalog.ids,
+            admit=self._admit,
+            routes={"/v1/activity": lambda request: activity_route(self.activity, request),
+                    "/unload": lambda request: unload_route(self.router, request)},
         )
 
     # ---- lifecycle -------------------------------------------------------------------------
@@ -102,8 +132,43 @@ class RealtimeServer:
     def http_url(self) -> str:
         return self.url.replace("ws://", "http://", 1).removesuffix(REALTIME_PATH)
 
+    @property
+    def worker(self) -> InferenceWorker | None:
+        """The primary model's inference worker (the last one, if it was unloaded since)."""
+        return self._primary.worker if self._primary is not None else None
+
+    def _catalog(self) -> ModelsConfig:
+        cfg = self.config
+        catalog = cfg.models or ModelsConfig(entries=())
+        if catalog.get(cfg.model_id) is None:  # the primary is served whatever the file says
+            kind = "llama" if cfg.model_id.lower().endswith(".gguf") else "whisper"  # as describe_model names it
+            entry = ModelEntry(cfg.model_id, kind, embedded=cfg.model_id == DEFAULT_MODEL_ID)
+            catalog = replace(catalog, entries=(entry, *catalog.entries))
+        return catalog
+
+    def _primary_runtime(self) -> InProcessRuntime:
+        entry = self.catalog.get(self.config.model_id)
+        streaming = entry_streaming(entry, self.config.streaming)
+        runtime = (
+            InProcessRuntime(entry.id, lambda: self._provider, owns_backend=False, streaming=streaming,
+                             worker=self.config.worker)
+            if isinstance(self._provider, AsrBackend)
+            else InProcessRuntime(entry.id, self._provider, streaming=streaming, worker=self.config.worker)
+        )
+        self._primary = runtime
+        return runtime
+
+    def _make_runtime(self, entry: ModelEntry):
+        """An unstarted runtime for ``entry`` (the router loads it on demand)."""
+        if entry.id == self.config.model_id:
+            return self._primary_runtime()
+        if entry.backend == "command":
+            return CommandRuntime(entry)
+        return InProcessRuntime(entry.id, entry_loader(entry), streaming=entry_streaming(entry, self.config.streaming),
+                                worker=self.config.worker)
+
     def start(self) -> None:
-        """Load the model if needed, start the worker and listen; returns once listening."""
+        """Load the primary model, then listen; returns once listening."""
         cfg = self.config
         if self._thread is not None:
             raise ServerError("the server is already started")
@@ -112,13 +177,11 @@ class RealtimeServer:
                 f"Refusing to listen on {cfg.host} without an API key: anyone on the network could "
                 f"use the model. Set an API key (--api-key) or bind 127.0.0.1."
             )
-        if isinstance(self._provider, AsrBackend):
-            self._backend = self._provider
-        else:
-            self._backend, self._owns_backend = self._provider(), True
-        backend = self._backend
-        self.worker = InferenceWorker(lambda: StreamingTranscriber(backend, cfg.streaming), cfg.worker)
-        self.worker.start()
+        primary = self._primary_runtime()
+        primary.start_now()
+        self.router = ModelRouter(self.catalog, self._make_runtime, preloaded={cfg.model_id: primary})
+        self.activity = ActivityLog(cfg.activity_path) if cfg.record_activity else None
+        self.stopping = False
         self._ready.clear()
         self._start_error = None
         self._thread = threading.Thread(target=self._thread_main, name="desktop-rt-server", daemon=True)
@@ -128,7 +191,7 @@ class RealtimeServer:
             error = self._start_error
             self._thread.join()
             self._thread = None
-            self._shutdown_worker()
+            self._shutdown_models()
             if isinstance(error, OSError):
                 raise ServerError(
                     f"Could not listen on {cfg.host}:{cfg.port}: {error.strerror or error}. "
@@ -137,10 +200,11 @@ class RealtimeServer:
             raise error
 
     def stop(self, timeout: float | None = 30.0) -> None:
-        """Close every connection and local session, then stop the server and worker threads."""
+        """Close every connection and local session, unload every model, stop the threads."""
         loop, thread = self._loop, self._thread
         if thread is threading.current_thread():
             raise ServerError("stop() was called on the server's own thread; call it from another thread")
+        self.stopping = True
         if loop is not None and thread is not None and thread.is_alive():
             try:
                 loop.call_soon_threadsafe(self._request_stop)
@@ -150,7 +214,7 @@ class RealtimeServer:
         self._thread = None
         self._loop = None
         self._ready.clear()
-        self._shutdown_worker()
+        self._shutdown_models()
 
     def __enter__(self) -> "RealtimeServer":
         self.start()
@@ -159,12 +223,12 @@ class RealtimeServer:
     def __exit__(self, *exc) -> None:
         self.stop()
 
-    def _shutdown_worker(self) -> None:
-        if self.worker is not None:
-            self.worker.stop()
-        if self._owns_backend and self._backend is not None:
-            self._backend.close()
-        self._backend, self._owns_backend = None, False
+    def _shutdown_models(self) -> None:
+        """What the loop did not stop (it failed, or never ran) is stopped here."""
+        if self._primary is not None:
+            self._primary.stop_now()
+        if self.activity is not None:
+            self.activity.close()
 
     def _request_stop(self) -> None:
         if self._stop_requested is not None and not self._stop_requested.done():
@@ -202,25 +266,70 @@ class RealtimeServer:
             self.port = server.sockets[0].getsockname()[1]
             self._ready.set()
             await self._stop_requested
+            self.stopping = True
             for bridge in list(self._bridges):
                 bridge.close()
             server.close(close_connections=True)
             await server.wait_closed()
+            for watcher in list(self._watchers):
+                watcher.cancel()
+            await self.router.close()
 
     def _health(self) -> dict:
         worker = self.worker
         from desktop_rt import __version__
 
+        models = self.router.snapshot() if self.router is not None else {}
         return {
             "model": self.config.model_id,
-            "sessions": worker.stream_count if worker is not None else 0,
+            "sessions": worker.stream_count if worker is not None and worker.running else 0,
+            "models": [status.to_json() for status in models.values()],
             "version": __version__,
         }
 
+    # ---- models ----------------------------------------------------------------------------
+
+    def unload_model(self, model_id: str | None = None, timeout: float | None = 60.0) -> list[str]:
+        """Unload ``model_id`` (None: all) now, ending its sessions with an error event.
+
+        Call from any thread but the server's; returns the ids that were loaded and stopped.
+        """
+        loop = self._loop
+        if loop is None or self.router is None:
+            raise ServerError("the server is not running")
+        if threading.current_thread() is self._thread:
+            raise ServerError("unload_model() was called on the server's own thread; await router.unload()")
+        return asyncio.run_coroutine_threadsafe(self.router.unload(model_id), loop).result(timeout)
+
+    def _admit(self, connection: ServerConnection, request):
+        """Handshake: take a concurrency slot for the connection, or refuse it with 429."""
+        requested = HandshakeGate.requested_model(request.path)
+        ids = self.router.ids
+        model = requested if requested in ids else ids[0] if not requested and len(ids) == 1 else None
+        try:
+            admission = self.router.admit(model)
+        except LimitReachedError as exc:
+            body = error_body(str(exc), "rate_limit_error", exc.code, "model" if exc.scope == "model" else None,
+                              limit={"scope": exc.scope, "max_sessions": exc.limit, "model": exc.model})
+            return json_response(connection, HTTPStatus.TOO_MANY_REQUESTS, body)
+        self._admissions[connection] = admission
+        watcher = asyncio.get_running_loop().create_task(self._expire_admission(connection))
+        self._watchers.add(watcher)
+        watcher.add_done_callback(self._watchers.discard)
+        return None
+
+    async def _expire_admission(self, connection: ServerConnection) -> None:
+        """A handshake that never reached the handler still gives its slot back."""
+        await connection.wait_closed()
+        admission = self._admissions.pop(connection, None)
+        if admission is not None:
+            admission.release()
+
     # ---- sessions --------------------------------------------------------------------------
 
-    def _new_session(self, emit_tentative: bool = False) -> RealtimeSession:
-        return RealtimeSession(model=self.config.model_id, limits=self.config.limits, emit_tentative=emit_tentative)
+    def _new_session(self, model_id: str | None = None, emit_tentative: bool = False) -> RealtimeSession:
+        return RealtimeSession(model=model_id or self.config.model_id, limits=self.config.limits,
+                               emit_tentative=emit_tentative)
 
     def _track(self, bridge: SessionBridge) -> SessionBridge:
         self._bridges.add(bridge)
@@ -232,117 +341,108 @@ class RealtimeServer:
         *,
         emit_tentative: bool = True,
         on_closed: Callable[[], None] | None = None,
+        model: str | None = None,
     ) -> LocalSession:
         """An in-process session for the desktop window, on the same path as a websocket client.
 
-        ``on_event(event)`` receives server event objects on the server thread.
+        ``on_event(event)`` receives server event objects on the server thread. ``model``
+        defaults to the primary model; another one is loaded first if need be (the session
+        waits; calls made meanwhile apply once it is ready). Local sessions pin their model but
+        take no concurrency slot.
         """
         loop = self._loop
-        if loop is None or self.worker is None or not self._ready.is_set():
+        if loop is None or self.router is None or not self._ready.is_set():
             raise ServerError("the server is not running")
+        model_id = model or self.config.model_id
 
-        def make(local: LocalSession) -> SessionBridge:
+        async def make(local: LocalSession) -> SessionBridge | None:
+            meter, started = ActivityMeter(), now_iso()
+
+            def finish(reason: str) -> None:
+                if self.activity is not None:
+                    self.activity.record(ActivityRow(meter.session_id, started, now_iso(), model_id, "local",
+                                                     round(meter.audio_seconds, 3), meter.items, meter.words, None,
+                                                     reason))
+                if on_closed is not None:
+                    on_closed()
+
+            try:
+                lease = await self.router.acquire(model_id)
+            except RouterError as exc:
+                on_event(ErrorEvent(f"The model '{model_id}' cannot be used: {exc}", exc.code, "model", "server_error"))
+                finish(f"{exc.code}: {exc}")
+                return None
+            if not isinstance(lease.runtime, InProcessRuntime):
+                lease.release()
+                on_event(ErrorEvent(f"The model '{model_id}' runs in another program; the window can only use "
+                                    f"models loaded in desktop-rt itself.", "model_not_local", "model", "server_error"))
+                finish("model_not_local")
+                return None
+            state = {"reason": "the session ended"}
+
             def sink(events) -> None:
                 for event in events:
+                    if isinstance(event, TranscriptionCompleted):
+                        meter.completed(event.transcript)
                     on_event(event)
 
             def closed() -> None:
                 self._bridges.discard(bridge)
-                if on_closed is not None:
-                    on_closed()
+                lease.release()
+                meter.audio_seconds = session.received_seconds
+                finish(state["reason"])
 
-            bridge = SessionBridge(self._new_session(emit_tentative), self.worker, loop, sink, closed)
+            def revoke(message: str) -> None:
+                state["reason"] = f"model_unloaded: {message}"
+                sink([ErrorEvent(message, "model_unloaded", "model", "server_error")])
+                bridge.close()
+
+            session = self._new_session(model_id, emit_tentative)
+            meter.session_id = session.session_id
+            bridge = SessionBridge(session, lease.runtime.worker, loop, sink, closed)
+            lease.on_revoke = revoke
             return self._track(bridge)
 
         return LocalSession(loop, make)
 
     async def _handle(self, ws: ServerConnection) -> None:
-        """One websocket client, from session.created to the close frame."""
-        requested = self.gate.requested_model(ws.request.path)
-        if requested is not None and requested != self.config.model_id:
-            await self._refuse(ws, requested)
+        """One websocket client, from choosing its model to the close frame."""
+        admission = self._admissions.pop(ws, None)
+        if admission is None:  # its slot expired: the handshake was not completed in time
             return
-        outbox: collections.deque[str] = collections.deque()
-        wake = asyncio.Event()
-        finished = asyncio.Event()
-
-        def sink(events) -> None:
-            outbox.extend(to_json(event) for event in events)
-            wake.set()
-
-        def closed() -> None:
-            self._bridges.discard(bridge)
-            finished.set()
-            wake.set()
-
-        bridge = SessionBridge(self._new_session(), self.worker, asyncio.get_running_loop(), sink, closed)
-        self._track(bridge)
-        writer = asyncio.create_task(self._write(ws, outbox, wake, finished))
-        try:
-            async for message in ws:
-                bridge.receive(message)
-                if len(outbox) > self.config.max_outbox_events:
-                    log.warning("closing a client that does not read its events")
-                    await ws.close(1008, "client does not read its events")
-                    break
-        except ConnectionClosed:
-            pass
-        finally:
-            ended_by_session = finished.is_set()  # the writer is closing with 1000: let it finish
-            bridge.end_input()  # the socket closed: nothing more can be sent to it either
-            bridge.close()
-            if not ended_by_session:
-                writer.cancel()
-            try:
-                await writer
-            except (asyncio.CancelledError, ConnectionClosed):
-                pass
-
-    async def _write(self, ws: ServerConnection, outbox: collections.deque, wake: asyncio.Event, finished: asyncio.Event) -> None:
-        """Send events in order; after the session asked to close, send the rest then close 1000."""
-        while True:
-            await wake.wait()
-            wake.clear()
-            while outbox:
-                await ws.send(outbox.popleft())
-            if finished.is_set() and not outbox:
-                await ws.close(1000)
-                return
-
-    async def _refuse(self, ws: ServerConnection, requested: str) -> None:
-        error = {
-            "type": "error",
-            "event_id": f"event_{secrets.token_hex(12)}",
-            "error": {
-                "type": "invalid_request_error",
-                "code": "model_not_found",
-                "message": f"The model '{requested}' is not served here; this server has "
-                f"'{self.config.model_id}'. Connect with ?model={self.config.model_id} or without model.",
-                "param": "model",
-            },
-        }
-        try:
-            await ws.send(json.dumps(error))
-            await ws.close(1008, "unknown model")
-        except ConnectionClosed:
-            pass
+        await RealtimeConnection(self, ws, admission).run()
 
 
 def serve_forever(args) -> int:
-    """``desktop-rt serve``: listen until SIGINT or SIGTERM, then stop cleanly. Returns 0."""
+    """``desktop-rt serve``: listen until SIGINT or SIGTERM, then stop cleanly. Returns 0.
+
+    ``--model`` serves that one model; without it the models file is read (``--models-file``,
+    default ``<config dir>/models.toml``) and the embedded model is loaded first.
+    """
     import signal
 
     from desktop_rt.engine.model_loader import describe_model, open_backend
+    from desktop_rt.engine.models_file import load_models_file
 
-    spec = getattr(args, "model", None) or DEFAULT_MODEL_ID
-    model_id = describe_model(spec)
-    config = ServerConfig(host=args.host, port=args.port, api_key=args.api_key or None, model_id=model_id)
-    server = RealtimeServer(config, lambda: open_backend(spec))
+    spec = getattr(args, "model", None)
+    if spec:
+        mmproj = getattr(args, "mmproj", None)
+        model_id, models = describe_model(spec), None
+        loader = (lambda: open_backend(spec, mmproj=mmproj)) if mmproj else (lambda: open_backend(spec))
+    else:
+        models = load_models_file(getattr(args, "models_file", None))
+        model_id = DEFAULT_MODEL_ID
+        loader = entry_loader(models.get(DEFAULT_MODEL_ID))
+    config = ServerConfig(host=args.host, port=args.port, api_key=args.api_key or None, model_id=model_id,
+                          models=models)
+    server = RealtimeServer(config, loader)
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         print(f"desktop-rt: loading model {model_id}", flush=True)
         server.start()
+        if len(server.catalog.ids) > 1:
+            print(f"desktop-rt: models {', '.join(server.catalog.ids)} (from {models.path})", flush=True)
         print(f"desktop-rt: listening on {server.url}", flush=True)
         stop.wait()
         print("desktop-rt: stopping", flush=True)

@@ -139,6 +139,11 @@ class RealtimeSession:
     def backlog_seconds(self) -> float:
         return self._backlog
 
+    @property
+    def received_seconds(self) -> float:
+        """Seconds of audio the client sent so far (decoded, whatever its format)."""
+        return self._stream_samples / SAMPLE_RATE
+
     # --- inputs --------------------------------------------------------------------------
 
     def start(self) -> None:

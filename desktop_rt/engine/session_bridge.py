@@ -10,8 +10,9 @@ callback through :class:`LocalSession`. Both paths run the same session code.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
-from typing import Callable, Sequence
+from typing import Awaitable, Callable, Sequence
 
 import numpy as np
 
@@ -140,16 +141,44 @@ class LocalSession:
     Methods may be called from any thread; they hop onto the server loop. ``on_event`` receives
     each server event object on the server thread, in order; ``on_closed`` (optional) runs
     there once the session ended (after the final transcript, or after :meth:`close`).
+
+    ``make_bridge`` may return the bridge or an awaitable of it (the model is loading); calls
+    made meanwhile are kept and applied in order once it exists. An awaitable that gives None
+    (the model could not be had) drops them.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, make_bridge: Callable[["LocalSession"], SessionBridge]):
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        make_bridge: Callable[["LocalSession"], "SessionBridge | Awaitable[SessionBridge | None]"],
+    ):
         self._loop = loop
         self._bridge: SessionBridge | None = None
+        self._opening = True
+        self._queued: list[Callable[[SessionBridge], None]] = []
         self._make_bridge = make_bridge
         self._loop.call_soon_threadsafe(self._open)
 
     def _open(self) -> None:
-        self._bridge = self._make_bridge(self)
+        made = self._make_bridge(self)
+        if inspect.isawaitable(made):
+            self._loop.create_task(self._await_bridge(made))
+        else:
+            self._opened(made)
+
+    async def _await_bridge(self, made: Awaitable[SessionBridge | None]) -> None:
+        bridge = None
+        try:
+            bridge = await made
+        finally:
+            self._opened(bridge)
+
+    def _opened(self, bridge: SessionBridge | None) -> None:
+        self._bridge, self._opening = bridge, False
+        queued, self._queued = self._queued, []
+        if bridge is not None:
+            for action in queued:
+                action(bridge)
 
     def _send(self, event: ClientEvent) -> None:
         self._call(lambda bridge: bridge.receive_event(event))
@@ -158,6 +187,8 @@ class LocalSession:
         def run() -> None:
             if self._bridge is not None:
                 action(self._bridge)
+            elif self._opening:
+                self._queued.append(action)
 
         try:
             self._loop.call_soon_threadsafe(run)
