@@ -1,0 +1,113 @@
+"""``desktop-rt`` (the GUI): settings, controller, window, tray; quits once everything is saved."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from importlib import resources
+from pathlib import Path
+
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication
+
+from desktop_rt.config import load_settings
+from desktop_rt.errors import DesktopRtError
+from desktop_rt.ui.controller import AppController, BackendFactory, SourceFactory, default_backend, default_source
+from desktop_rt.ui.main_window import MainWindow
+from desktop_rt.ui.tray import AppTray
+
+__all__ = ["run_app", "build_app", "resource_path", "DesktopApp", "AUDIO_FILE_ENV", "binding_problem"]
+
+log = logging.getLogger(__name__)
+
+
+def binding_problem() -> str | None:
+    """Why this Qt binding cannot run the app, or None.
+
+    PySide6 6.12 on Python 3.11 drops a reference to ``None`` on every call of a void C++
+    method, so any window crashes within seconds of painting.
+    """
+    import PySide6
+
+    if sys.version_info < (3, 12) and tuple(PySide6.__version_info__[:2]) == (6, 12):
+        return (f"PySide6 {PySide6.__version__} crashes on Python {sys.version.split()[0]}. "
+                "Install PySide6-Essentials 6.11 (pip install 'PySide6-Essentials<6.12') or use Python 3.12+.")
+    return None
+
+
+def resource_path(name: str) -> Path:
+    return Path(str(resources.files("desktop_rt").joinpath("resources", name)))
+
+
+class DesktopApp:
+    """The parts of a running app, wired together (tests build one with their own sources)."""
+
+    def __init__(self, controller: AppController, window: MainWindow, tray: AppTray):
+        self.controller = controller
+        self.window = window
+        self.tray = tray
+        window.closing.connect(controller.shutdown)
+
+    def start(self) -> None:
+        self.window.show()
+        self.controller.start()
+
+
+def build_app(
+    *,
+    settings=None,
+    source_factory: SourceFactory = default_source,
+    backend_factory: BackendFactory = default_backend,
+    history_path: Path | None = None,
+    persist_settings: bool = True,
+    owns_backend: bool = True,
+) -> DesktopApp:
+    """Create the controller, window and tray (a QApplication must exist)."""
+    warnings: tuple[str, ...] = ()
+    if settings is None:
+        loaded = load_settings()
+        settings, warnings = loaded.settings, loaded.warnings
+    app = QApplication.instance()
+    if not app.styleSheet():
+        app.setStyleSheet(resource_path("app.qss").read_text(encoding="utf-8"))
+    icon = QIcon(str(resource_path("desktop-rt.svg")))
+    controller = AppController(settings, source_factory=source_factory, backend_factory=backend_factory,
+                               history_path=history_path, persist_settings=persist_settings,
+                               owns_backend=owns_backend)
+    window = MainWindow(controller, icon)
+    # Owned by the window, so the controller is deleted on the UI thread, never by a Python
+    # reference dropped on an engine thread (Qt timers must die on their own thread).
+    controller.setParent(window)
+    tray = AppTray(controller, window, icon, QIcon(str(resource_path("desktop-rt-listening.svg"))))
+    for warning in warnings:
+        window.status_panel.show_message(warning)
+    return DesktopApp(controller, window, tray)
+
+
+AUDIO_FILE_ENV = "DESKTOP_RT_AUDIO_FILE"
+"""Replay this audio file as the microphone, in a loop of one pass (demos; machines with no mic)."""
+
+
+def _file_source_factory(path: str) -> SourceFactory:
+    from desktop_rt.engine.mic import FileAudioSource
+
+    return lambda _settings: FileAudioSource(path, name=Path(path).name)
+
+
+def run_app(args=None) -> int:
+    """The GUI entry point (``desktop-rt`` / ``desktop-rt gui``)."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    problem = binding_problem()
+    if problem is not None:
+        raise DesktopRtError(problem)
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("desktop-rt")
+    app.setDesktopFileName("desktop-rt")
+    app.setQuitOnLastWindowClosed(False)  # quit once the last words are saved, not before
+    audio_file = os.environ.get(AUDIO_FILE_ENV)
+    desktop = build_app(source_factory=_file_source_factory(audio_file) if audio_file else default_source)
+    app.setWindowIcon(desktop.window.windowIcon())
+    desktop.controller.shut_down.connect(app.quit)
+    desktop.start()
+    return app.exec()

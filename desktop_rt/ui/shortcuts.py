@@ -1,0 +1,52 @@
+"""Keyboard shortcuts of the main actions, in one table (menus and the help text read it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QKeySequence
+
+__all__ = ["Shortcut", "SHORTCUTS", "TALK_KEY", "make_action", "help_text"]
+
+
+@dataclass(frozen=True)
+class Shortcut:
+    keys: str
+    text: str
+
+
+TALK_KEY = Qt.Key.Key_Space
+"""Hold to talk (push-to-talk) while the window has focus and no text field is being edited."""
+
+SHORTCUTS: dict[str, Shortcut] = {
+    "listen": Shortcut("Ctrl+L", "Start or stop listening"),
+    "mode": Shortcut("Ctrl+M", "Switch between push-to-talk and hands-free"),
+    "bigger": Shortcut("Ctrl+=", "Larger captions"),
+    "smaller": Shortcut("Ctrl+-", "Smaller captions"),
+    "overlay": Shortcut("Ctrl+Shift+O", "Show or hide the caption overlay"),
+    "live": Shortcut("Ctrl+1", "Show live captions"),
+    "history": Shortcut("Ctrl+2", "Show history"),
+    "copy_all": Shortcut("Ctrl+Shift+C", "Copy all captions of this session"),
+    "models": Shortcut("Ctrl+Shift+M", "Models"),
+    "settings": Shortcut("Ctrl+,", "Settings"),
+    "quit": Shortcut("Ctrl+Q", "Quit (everything said is saved)"),
+}
+
+
+def make_action(parent: QObject, name: str, label: str, slot: Callable, checkable: bool = False) -> QAction:
+    """A :class:`QAction` with the table's shortcut for ``name``, connected to ``slot``."""
+    shortcut = SHORTCUTS[name]
+    action = QAction(label, parent)
+    action.setShortcut(QKeySequence(shortcut.keys))
+    action.setToolTip(f"{shortcut.text} ({shortcut.keys})")
+    action.setCheckable(checkable)
+    action.triggered.connect(slot)
+    return action
+
+
+def help_text() -> str:
+    rows = [("Space (hold)", "Talk, in push-to-talk mode")]
+    rows += [(s.keys, s.text) for s in SHORTCUTS.values()]
+    return "\n".join(f"{keys:<16} {text}" for keys, text in rows)
