@@ -70,9 +70,13 @@ def child_desktop_rt(stream: C.Stream, args) -> dict:
     from desktop_rt.engine.backends.whisper import WhisperBackend, WhisperOptions
     from desktop_rt.engine.streaming import StreamingConfig, StreamingTranscriber
 
-    backend = WhisperBackend(args.model, WhisperOptions(threads=args.threads))
+    # DESKTOP_RT_WHISPER='{"min_context_seconds": 15}' overrides backend options (tuning runs).
+    backend_overrides = json.loads(os.environ.get("DESKTOP_RT_WHISPER", "{}"))
+    backend = WhisperBackend(args.model, WhisperOptions(threads=args.threads, **backend_overrides))
     backend.transcribe(stream.audio[: 2 * C.SAMPLE_RATE], language=args.language)  # warm-up
-    config = StreamingConfig(language=args.language)
+    # DESKTOP_RT_STREAMING='{"min_chunk_seconds": 0.5}' overrides engine settings (tuning runs).
+    overrides = json.loads(os.environ.get("DESKTOP_RT_STREAMING", "{}"))
+    config = StreamingConfig(language=args.language, **overrides)
     tr = StreamingTranscriber(backend, config)
     res = C.run_paced(
         stream.audio,

@@ -37,18 +37,38 @@ class WhisperOptions:
     min_context_seconds: float = 10.0
 
 
+class _OnePassDone(Exception):
+    """Raised inside faster-whisper to stop its seek loop after the first decoding pass."""
+
+
 def _short_context_model_class():
     from faster_whisper import WhisperModel
 
     class ShortContextWhisperModel(WhisperModel):
-        """faster-whisper's model, encoding only the first ``context_frames`` mel frames."""
+        """faster-whisper's model, with a shorter encoder input and one decoding pass.
+
+        Encoding only the first ``context_frames`` mel frames skips the 30 s padding. With
+        word timestamps, faster-whisper seeks to the last word's end and decodes the rest of
+        the window again; for a streaming window (always under 30 s) that second pass only
+        re-reads the trailing fraction of a word or silence, doubling the cost and inventing
+        words there. ``passes`` counts decoding passes so the caller can stop after one.
+        """
 
         context_frames: int | None = None
+        passes: int = 0
 
         def encode(self, features):
+            if self.passes:
+                raise _OnePassDone
             if self.context_frames:
                 features = features[..., : self.context_frames]
             return super().encode(features)
+
+        def generate_with_fallback(self, *args, **kwargs):
+            if self.passes:
+                raise _OnePassDone
+            self.passes += 1
+            return super().generate_with_fallback(*args, **kwargs)
 
     return ShortContextWhisperModel
 
@@ -97,6 +117,7 @@ class WhisperBackend:
             raise RuntimeError("backend is closed")
         audio = np.ascontiguousarray(audio, dtype=np.float32)
         self._model.context_frames = self._context_frames(len(audio))
+        self._model.passes = 0
         segments, _info = self._model.transcribe(
             audio,
             language=language,
@@ -110,10 +131,13 @@ class WhisperBackend:
             without_timestamps=False,
         )
         words: list[Word] = []
-        for segment in segments:
-            for w in segment.words or ():
-                if w.word.strip():
-                    words.append(Word(w.word, float(w.start), float(w.end), float(w.probability)))
+        try:
+            for segment in segments:
+                for w in segment.words or ():
+                    if w.word.strip():
+                        words.append(Word(w.word, float(w.start), float(w.end), float(w.probability)))
+        except _OnePassDone:
+            pass
         return words
 
     def _context_frames(self, samples: int) -> int | None:
