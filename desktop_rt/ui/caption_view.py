@@ -2,7 +2,8 @@
 
 The turn being spoken is set apart (a tinted block with a marker); earlier turns are plain
 paragraphs. Updates touch only the paragraph of the turn that changed, so an hour of captions
-costs the same per word as the first minute. The view follows new text while the user is at the
+costs the same per word as the first minute, and only the last :attr:`CaptionView.max_turns` turns
+stay on screen (the history keeps every one), so memory stays flat however long it runs. The view follows new text while the user is at the
 bottom; scrolling up stops that (and shows a "Jump to latest" button) until they return.
 """
 
@@ -17,6 +18,7 @@ from desktop_rt.engine.recorder import CaptionTurn
 __all__ = ["CaptionView"]
 
 _FOLLOW_SLACK = 8  # pixels from the bottom that still count as "at the bottom"
+MAX_TURNS = 300  # turns kept on screen (about an hour and a half of speech)
 
 
 class CaptionView(QTextEdit):
@@ -24,8 +26,10 @@ class CaptionView(QTextEdit):
 
     following_changed = Signal(bool)
 
-    def __init__(self, parent=None, font_size: int = 20):
+    def __init__(self, parent=None, font_size: int = 20, max_turns: int = MAX_TURNS):
         super().__init__(parent)
+        self.max_turns = max(1, max_turns)
+        self._dropped: dict[str, None] = {}  # ids of turns scrolled off the top (bounded, ordered)
         self.setReadOnly(True)
         self.setUndoRedoEnabled(False)
         self.setFrameShape(QTextEdit.Shape.NoFrame)
@@ -69,6 +73,7 @@ class CaptionView(QTextEdit):
         self.clear()
         self._blocks.clear()
         self._turns.clear()
+        self._dropped.clear()
         self._current = None
 
     def committed_text(self) -> str:
@@ -80,7 +85,7 @@ class CaptionView(QTextEdit):
             self._remove(turn.item_id)
             return
         new = turn.item_id not in self._blocks
-        if new and not turn.text.strip():
+        if new and (not turn.text.strip() or turn.item_id in self._dropped):
             return
         self._turns[turn.item_id] = turn
         doc = self.document()
@@ -104,6 +109,8 @@ class CaptionView(QTextEdit):
             self._current = turn.item_id
         if turn.item_id == self._current:
             self._style_block(turn.item_id, current=True, final=turn.final)
+        if new and len(self._blocks) > self.max_turns:
+            self._drop_oldest()
         if self._follow:
             self.scroll_to_latest()
 
@@ -146,6 +153,13 @@ class CaptionView(QTextEdit):
             fmt.setLeftMargin(6)
         cursor = QTextCursor(block)
         cursor.setBlockFormat(fmt)
+
+    def _drop_oldest(self) -> None:
+        oldest = next(key for key, number in self._blocks.items() if number == 0)
+        self._remove(oldest)
+        self._dropped[oldest] = None
+        while len(self._dropped) > 4 * self.max_turns:
+            del self._dropped[next(iter(self._dropped))]
 
     def _remove(self, item_id: str) -> None:
         number = self._blocks.pop(item_id, None)

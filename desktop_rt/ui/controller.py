@@ -241,6 +241,8 @@ class AppController(QObject):
         feed.start()
         self.feed, self.local, self.recorder = feed, local, recorder
         self._listening = True
+        # One line on stderr (the app logs at INFO) that tools can wait for: bench/bench_app.py.
+        log.info("ready to listen: %s, server %s", self.server_state.model, self.server.url)
         self.listening_changed.emit(True)
 
     def stop_listening(self) -> threading.Thread | None:

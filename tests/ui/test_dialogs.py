@@ -1,14 +1,10 @@
-"""Settings and models dialogs: what the user changes is what comes back (and survives a save)."""
+"""Settings dialog: what the user changes is what comes back (and survives a save)."""
 
 from __future__ import annotations
-
-import pytest
 
 from desktop_rt.config import HANDS_FREE, Settings, load_settings, save_settings
 from desktop_rt.engine.capture import LevelReading
 from desktop_rt.engine.mic import InputDevice
-from desktop_rt.errors import ModelError
-from desktop_rt.ui.models_dialog import ModelsDialog, model_entries
 from desktop_rt.ui.settings_dialog import SettingsDialog
 
 DEVICES = [InputDevice(3, "USB Mic", "ALSA", 1, 48000.0, False), InputDevice(0, "Built-in", "ALSA", 2, 44100.0, True)]
@@ -62,34 +58,3 @@ def test_settings_dialog_keeps_a_remembered_device_that_is_unplugged(qtbot):
     qtbot.addWidget(dialog)
     assert "not connected" in dialog.device.currentText()
     assert dialog.result_settings().audio.input_device == "Headset"
-
-
-def test_models_dialog_lists_the_embedded_model_and_adds_a_local_folder(qtbot, default_model_dir, tmp_path):
-    dialog = ModelsDialog(Settings())
-    qtbot.addWidget(dialog)
-    assert dialog.table.rowCount() == 1
-    assert dialog.table.item(0, 0).text().startswith("✓ Whisper base")
-    assert dialog.table.item(0, 2).text() == "145 MB"
-    assert dialog.table.item(0, 3).text() == "installed"
-    assert not dialog.download_button.isEnabled()  # downloads: a later step
-    with pytest.raises(ModelError):
-        dialog.add_folder(tmp_path)  # not a model folder
-    dialog.add_folder(default_model_dir)
-    assert dialog.table.rowCount() == 2 and dialog.table.item(1, 3).text() == "ready"
-    dialog.table.selectRow(1)
-    assert dialog.use_button.isEnabled()
-    dialog.use_button.click()
-    dialog.language.setCurrentIndex(dialog.language.findData("en"))
-    result = dialog.result_settings()
-    assert result.transcription.model_id == str(default_model_dir)
-    assert result.transcription.model_folders == (str(default_model_dir),)
-    assert result.transcription.language == "en"
-    dialog.remove_button.click()
-    assert dialog.result_settings().transcription.model_id == "whisper-base"
-
-
-def test_a_folder_that_went_away_is_listed_as_unusable(tmp_path):
-    settings = Settings().with_group(
-        transcription=Settings().transcription.__class__(model_folders=(str(tmp_path / "gone"),)))
-    [_, gone] = model_entries(settings)
-    assert not gone.usable and "does not exist" in gone.state

@@ -149,3 +149,19 @@ def test_every_shortcut_is_distinct_and_documented():
     keys = [s.keys for s in SHORTCUTS.values()]
     assert len(keys) == len(set(keys))
     assert "Space" in help_text() and all(k in help_text() for k in keys)
+
+
+def test_caption_view_keeps_only_the_last_turns_on_screen(qtbot):
+    view = CaptionView(max_turns=3)
+    qtbot.addWidget(view)
+    for i in range(6):
+        view.show_turn(CaptionTurn(f"t{i}", i, f"Turn {i}.", final=True))
+    assert view.toPlainText() == "Turn 3.\nTurn 4.\nTurn 5."
+    assert [t.item_id for t in view.turns()] == ["t3", "t4", "t5"]
+    view.show_turn(CaptionTurn("t1", 1, "Turn 1, late update.", final=True))  # scrolled off: stays off
+    view.show_turn(CaptionTurn("t4", 4, "Turn 4 revised.", final=True))
+    assert view.toPlainText() == "Turn 3.\nTurn 4 revised.\nTurn 5."
+    view.show_turn(CaptionTurn("t6", 6, "Turn", " six"))
+    assert view.committed_text() == "Turn 4 revised. Turn 5. Turn"
+    current = view.document().findBlockByNumber(2).blockFormat()
+    assert current.topMargin() > view.document().findBlockByNumber(1).blockFormat().topMargin()
