@@ -116,7 +116,35 @@ def list_input_devices(refresh: bool = False) -> list[InputDevice]:
         return []
 
 
-class SoundDeviceSource:
+class _SourceThread:
+    """``start``/``stop`` for a source whose capture loop runs on a thread of its own.
+
+    Subclasses set ``_stop`` (an Event), ``_thread = None`` and implement ``_thread_main``.
+    """
+
+    _thread_name = "desktop-rt-source"
+    _stop: threading.Event
+    _thread: threading.Thread | None
+
+    def _thread_main(self, on_block: BlockCallback, on_status: StatusCallback) -> None:
+        raise NotImplementedError
+
+    def start(self, on_block: BlockCallback, on_status: StatusCallback) -> None:
+        if self._thread is not None:
+            raise RuntimeError("the source is already started")
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._thread_main, args=(on_block, on_status),
+                                        name=self._thread_name, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)
+            self._thread = None
+
+
+class SoundDeviceSource(_SourceThread):
     """A microphone via sounddevice, supervised: opened, watched, and reopened after a loss.
 
     ``device`` is a device name (as listed) or None for the default input. The device opens at
@@ -138,19 +166,10 @@ class SoundDeviceSource:
         self._thread: threading.Thread | None = None
         self._last_block = 0.0
 
-    def start(self, on_block: BlockCallback, on_status: StatusCallback) -> None:
-        if self._thread is not None:
-            raise RuntimeError("the source is already started")
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._supervise, args=(on_block, on_status),
-                                        name="desktop-rt-mic", daemon=True)
-        self._thread.start()
+    _thread_name = "desktop-rt-mic"
 
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(10)
-            self._thread = None
+    def _thread_main(self, on_block: BlockCallback, on_status: StatusCallback) -> None:
+        self._supervise(on_block, on_status)
 
     def _device_index(self, sd) -> int | None:
         if self.device is None:
@@ -248,7 +267,7 @@ class SoundDeviceSource:
 # --- file replay ------------------------------------------------------------------------------
 
 
-class FileAudioSource:
+class FileAudioSource(_SourceThread):
     """Replays audio at ``pace`` x wall-clock speed, in blocks, like a live microphone.
 
     Before :meth:`play` (when ``autoplay`` is False) and after the end it delivers silence, as
@@ -303,19 +322,10 @@ class FileAudioSource:
         self._present.set()
         self._status_changed.set()
 
-    def start(self, on_block: BlockCallback, on_status: StatusCallback) -> None:
-        if self._thread is not None:
-            raise RuntimeError("the source is already started")
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, args=(on_block, on_status),
-                                        name="desktop-rt-file-source", daemon=True)
-        self._thread.start()
+    _thread_name = "desktop-rt-file-source"
 
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(10)
-            self._thread = None
+    def _thread_main(self, on_block: BlockCallback, on_status: StatusCallback) -> None:
+        self._run(on_block, on_status)
 
     def _next_block(self) -> np.ndarray:
         if not self._playing.is_set() or self._position >= len(self._samples):

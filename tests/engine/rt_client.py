@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import urllib.error
+import urllib.request
+
 import asyncio
 import base64
 import json
@@ -125,3 +128,12 @@ def check_item_order(events: list[dict]) -> None:
             assert event["transcript"] == "".join(deltas.get(item, [])), event
     ids = [e["event_id"] for e in events]
     assert len(ids) == len(set(ids)), "event ids repeat"
+
+
+def http_get(url: str, headers: dict | None = None) -> tuple[int, dict]:
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())

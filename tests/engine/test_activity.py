@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import urllib.error
-import urllib.request
 
 import pytest
 from websockets.asyncio.client import connect
@@ -15,7 +13,7 @@ from conftest import read_clip, reference_text
 from desktop_rt.engine.activity import ACTIVITY_FILE, ActivityLog, ActivityMeter, ActivityRow, activity_path, now_iso
 from desktop_rt.engine.server import RealtimeServer, ServerConfig
 from desktop_rt.paths import data_dir
-from rt_client import EVENT_TIMEOUT, open_client, wer
+from rt_client import http_get, EVENT_TIMEOUT, open_client, wer
 
 KEY = "sk-activity"
 
@@ -71,15 +69,6 @@ def test_the_meter_counts_audio_in_the_declared_format_and_words_out():
     g711.client_frame(json.dumps({"type": "transcription_session.update", "session": {"input_audio_format": "g711_ulaw"}}))
     g711.client_frame(json.dumps({"type": "input_audio_buffer.append", "audio": base64.b64encode(b"\0" * 8000).decode()}))
     assert g711.audio_seconds == pytest.approx(1.0)
-
-
-def http_get(url: str, headers: dict | None = None) -> tuple[int, dict]:
-    request = urllib.request.Request(url, headers=headers or {})
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
 
 
 @pytest.mark.slow

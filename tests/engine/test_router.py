@@ -10,8 +10,6 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-import urllib.error
-import urllib.request
 
 import pytest
 from websockets.asyncio.client import connect
@@ -21,7 +19,7 @@ from conftest import read_clip, reference_text
 from desktop_rt.engine.connection import model_named_in
 from desktop_rt.engine.models_file import EMBEDDED_ENTRY, ModelEntry, ModelsConfig
 from desktop_rt.engine.server import RealtimeServer, ServerConfig
-from rt_client import COMPLETED, EVENT_TIMEOUT, check_item_order, chunks_b64, open_client, wer
+from rt_client import http_get, COMPLETED, EVENT_TIMEOUT, check_item_order, chunks_b64, open_client, wer
 
 COPY = "base-copy"
 
@@ -56,15 +54,6 @@ async def refused(url: str, *events: dict, **connect_kwargs) -> tuple[dict, int]
             await asyncio.wait_for(ws.recv(), EVENT_TIMEOUT)
     assert error["type"] == "error", error
     return error["error"], ws.close_code
-
-
-def http_get(url: str, headers: dict | None = None) -> tuple[int, dict]:
-    request = urllib.request.Request(url, headers=headers or {})
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
 
 
 def update(session: dict, kind: str = "session.update") -> dict:

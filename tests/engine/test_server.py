@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import queue
-import urllib.error
-import urllib.request
 
 import numpy as np
 import pytest
@@ -17,6 +15,7 @@ from conftest import librivox_stream, read_clip, reference_text
 from desktop_rt.engine.events import to_wire
 from desktop_rt.engine.server import RealtimeServer, ServerConfig, ServerError
 from rt_client import (
+    http_get,
     COMMITTED,
     COMPLETED,
     DELTA,
@@ -43,15 +42,6 @@ def keyed_server(whisper_backend):
     config = ServerConfig(port=0, api_key=KEY, allowed_origins=(TRUSTED,))
     with RealtimeServer(config, whisper_backend) as srv:
         yield srv
-
-
-def http_get(url: str, headers: dict | None = None) -> tuple[int, dict]:
-    request = urllib.request.Request(url, headers=headers or {})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
 
 
 async def transcribe(url: str, name: str, **connect_kwargs) -> tuple[str, list[dict]]:
