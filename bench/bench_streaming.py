@@ -40,7 +40,7 @@ OURS, OFFLINE, PEER = "desktop-rt", "offline", "whisperlivekit"
 PEER_VARIANTS = {PEER, "whisperlivekit-b5", "whisperlivekit-vad"}
 DEFAULT_SYSTEMS = [OURS, OFFLINE, PEER]
 OFFLINE_BEAM = 5  # faster-whisper's own default: the offline floor is faster-whisper as shipped
-PEER_MIN_CHUNK = 1.0  # = StreamingConfig.min_chunk_seconds
+PEER_MIN_CHUNK = 0.6  # = StreamingConfig.min_chunk_seconds
 PEER_TRIM = ("segment", 15.0)  # whisperlivekit 0.2.26 defaults (buffer_trimming, _sec)
 
 # Targets of issue 2 for desktop-rt, checked on every run.

@@ -9,7 +9,9 @@ Audio accumulates in a window that starts at ``buffer_start`` (stream seconds). 
 :meth:`process` call that has at least ``min_chunk_seconds`` of new audio re-transcribes the
 window. Words are *committed* once two consecutive hypotheses agree on them (the longest common
 prefix, compared case- and punctuation-insensitively); the rest of the newest hypothesis is the
-*tentative* tail that captions show dimmed. Committed words are final: they are never emitted
+*tentative* tail that captions show dimmed. A hypothesis of a window shorter than
+``min_agree_seconds`` is shown but takes no part in agreement: on the first second of a
+segment the model guesses, and two quick guesses can agree on wrong words. Committed words are final: they are never emitted
 again nor changed.
 
 The window is trimmed at the end of a committed sentence once it grows past ``trim_seconds``
@@ -46,6 +48,7 @@ def normalize_word(text: str) -> str:
     return _NORMALIZE.sub("", text).lower()
 
 
+_REPEAT_WORDS = 16  # how far back a hypothesis may repeat the committed words
 MAX_WORDS_PER_SECOND = 7.0  # fast speech is 4-5; more is a decoder loop
 
 
@@ -54,9 +57,10 @@ def drop_runaway(words: Sequence[Word], duration: float) -> list[Word]:
 
     Whisper on a short or noisy window can repeat a phrase until its token limit ("Fail better.
     Fail better. ..."), or place words after the audio ends. Dropped: words starting past the
-    end of the window; a phrase of 2-6 words repeated more than twice in a row, or one word
-    more than four times in a row (kept once, resp. four times); anything past a rate no
-    speaker reaches.
+    end of the window; a phrase of 7-16 words said twice in a row (a loop over the whole
+    sentence: "He might even have been made amiable himself. He might even ..."), of 2-6 words
+    more than twice, or one word more than four times in a row (kept once, twice, resp. four
+    times); anything past a rate no speaker reaches.
     """
     kept = [w for w in words if w.start < duration - 0.02]
     norm = [normalize_word(w.text) for w in kept]
@@ -65,8 +69,8 @@ def drop_runaway(words: Sequence[Word], duration: float) -> list[Word]:
     i = 0
     while i < len(kept):
         skipped = False
-        for n in range(6, 0, -1):
-            limit = 4 if n == 1 else 2
+        for n in range(_REPEAT_WORDS, 0, -1):
+            limit = 4 if n == 1 else 2 if n <= 6 else 1
             if len(out_norm) >= n * limit and norm[i : i + n] == out_norm[-n:] and all(
                 out_norm[-n * (k + 1) : len(out_norm) - n * k] == out_norm[-n:] for k in range(limit)
             ):
@@ -84,7 +88,7 @@ def drop_runaway(words: Sequence[Word], duration: float) -> list[Word]:
 class StreamingConfig:
     language: str | None = None
     prompt: str | None = None
-    min_chunk_seconds: float = 1.0
+    min_chunk_seconds: float = 0.6
     trim_seconds: float = 12.0
     max_window_seconds: float = 24.0
     prompt_chars: int = 200
@@ -92,6 +96,7 @@ class StreamingConfig:
     vad_threshold: float = 0.5
     speech_pad_seconds: float = 0.4
     endpoint_silence_seconds: float = 0.8
+    min_agree_seconds: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -252,10 +257,11 @@ class StreamingTranscriber:
         """Words of a hypothesis that are not already committed."""
         fresh = [w for w in words if w.start > self._last_committed_end - 0.1]
         # A repeat of the committed tail right at the commit point is the same words heard
-        # again; further away it is speech that really repeats ("... he was. He was not").
+        # again (or a decoder loop: "X. X." on a window the endpoint cut); further away it is
+        # speech that really repeats ("... he was. He was not").
         if fresh and self._context and fresh[0].start - self._last_committed_end < 1.0:
-            tail = [normalize_word(w.text) for w in self._context[-5:]]
-            head = [normalize_word(w.text) for w in fresh[:5]]
+            tail = [normalize_word(w.text) for w in self._context[-_REPEAT_WORDS:]]
+            head = [normalize_word(w.text) for w in fresh[:_REPEAT_WORDS]]
             for n in range(min(len(tail), len(head)), 0, -1):
                 if tail[-n:] == head[:n]:
                     fresh = fresh[n:]
@@ -269,7 +275,11 @@ class StreamingTranscriber:
             committed.append(hypothesis.pop(0))
             previous.pop(0)
         self._record(committed)
-        self._previous = hypothesis
+        # What the model hears in the first second or so of a segment is a guess ("How do
+        # you married" for "Had he married"), and two such guesses can agree: a hypothesis of
+        # a window that short is shown but not agreed with.
+        agreeable = self.buffered_seconds >= self.config.min_agree_seconds
+        self._previous = hypothesis if agreeable else []
         self._tentative = tuple(hypothesis)
         return committed
 

@@ -156,3 +156,37 @@ def test_decoder_loops_are_cut_but_real_repeats_stay():
     assert drop_runaway(real, duration=10.0) == real
     # Words placed after the audio ends are invented.
     assert [w.text for w in drop_runaway(_words("one two three four"), duration=0.7)] == [" one", " two", " three"]
+    # A whole sentence said twice in a row is a loop (seen on a window cut at an endpoint).
+    sentence = "he might even have been made amiable himself."
+    kept = [w.text.strip() for w in drop_runaway(_words(f"{sentence} {sentence}", step=0.2), duration=5.0)]
+    assert kept == sentence.split()
+
+
+class _GuessingBackend:
+    """Hears a wrong guess in windows under 1.5 s, the right words in longer ones."""
+
+    name = "guessing"
+
+    def __init__(self):
+        self.windows: list[float] = []
+
+    def transcribe(self, audio, *, prompt=None, language=None):
+        seconds = len(audio) / 16000
+        self.windows.append(seconds)
+        text = "how do you married" if seconds < 1.5 else "had he married a more amiable woman"
+        return [w for w in _words(text) if w.start < seconds]
+
+    def close(self):
+        pass
+
+
+def test_first_guesses_of_a_segment_are_not_agreed_on():
+    backend = _GuessingBackend()
+    tr = StreamingTranscriber(backend, StreamingConfig(min_chunk_seconds=0.5, vad=False))
+    committed = []
+    for _ in range(8):  # 4 s in 0.5 s chunks
+        tr.insert_audio(np.zeros(8000, dtype=np.float32))
+        committed += tr.process().committed
+    assert backend.windows[:2] == [0.5, 1.0]  # two short windows that agree with each other...
+    text = " ".join(w.text.strip() for w in committed)
+    assert text.startswith("had he married"), text  # ...but are not committed

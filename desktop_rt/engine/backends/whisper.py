@@ -19,11 +19,13 @@ from typing import Sequence
 
 import numpy as np
 
-from desktop_rt.engine.backends.base import Word
+from desktop_rt.engine.backends.base import SAMPLE_RATE, Word
 from desktop_rt.engine.models import check_ctranslate2_dir
 from desktop_rt.errors import ModelCorruptError
 
 __all__ = ["WhisperOptions", "WhisperBackend"]
+
+_WINDOW_SECONDS = 30  # Whisper's fixed input length
 
 
 @dataclass(frozen=True)
@@ -37,40 +39,12 @@ class WhisperOptions:
     min_context_seconds: float = 10.0
 
 
-class _OnePassDone(Exception):
-    """Raised inside faster-whisper to stop its seek loop after the first decoding pass."""
-
-
-def _short_context_model_class():
-    from faster_whisper import WhisperModel
-
-    class ShortContextWhisperModel(WhisperModel):
-        """faster-whisper's model, with a shorter encoder input and one decoding pass.
-
-        Encoding only the first ``context_frames`` mel frames skips the 30 s padding. With
-        word timestamps, faster-whisper seeks to the last word's end and decodes the rest of
-        the window again; for a streaming window (always under 30 s) that second pass only
-        re-reads the trailing fraction of a word or silence, doubling the cost and inventing
-        words there. ``passes`` counts decoding passes so the caller can stop after one.
-        """
-
-        context_frames: int | None = None
-        passes: int = 0
-
-        def encode(self, features):
-            if self.passes:
-                raise _OnePassDone
-            if self.context_frames:
-                features = features[..., : self.context_frames]
-            return super().encode(features)
-
-        def generate_with_fallback(self, *args, **kwargs):
-            if self.passes:
-                raise _OnePassDone
-            self.passes += 1
-            return super().generate_with_fallback(*args, **kwargs)
-
-    return ShortContextWhisperModel
+_PREPEND = "\"'“¿([{-"
+_APPEND = "\"'.。,，!！?？:：”)]}、"
+_NO_SPEECH_THRESHOLD = 0.6  # faster-whisper's defaults for skipping a silent window
+_LOG_PROB_THRESHOLD = -1.0
+_MAX_INITIAL_TIMESTAMP = 1.0
+_TOKENS_PER_SECOND = 10.0  # bound on new tokens per window second (speech is ~5 with timestamps)
 
 
 class WhisperBackend:
@@ -88,7 +62,9 @@ class WhisperBackend:
         self.options = options
         threads = options.threads or os.cpu_count() or 1
         try:
-            self._model = _short_context_model_class()(
+            from faster_whisper import WhisperModel
+
+            self._model = WhisperModel(
                 str(folder),
                 device=options.device,
                 compute_type=options.compute_type,
@@ -113,32 +89,120 @@ class WhisperBackend:
         prompt: str | None = None,
         language: str | None = None,
     ) -> Sequence[Word]:
-        if self._model is None:
+        """Transcribe a window; audio longer than Whisper's 30 s is taken 30 s at a time."""
+        limit = _WINDOW_SECONDS * SAMPLE_RATE
+        if len(audio) <= limit:
+            return self._transcribe_window(audio, prompt=prompt, language=language)
+        words: list[Word] = []
+        for start in range(0, len(audio), limit):
+            piece = self._transcribe_window(audio[start : start + limit], prompt=prompt, language=language)
+            words += [w.shifted(start / SAMPLE_RATE) for w in piece]
+            prompt = "".join(w.text for w in words)[-200:] or prompt
+        return words
+
+    def _transcribe_window(
+        self,
+        audio: np.ndarray,
+        *,
+        prompt: str | None = None,
+        language: str | None = None,
+    ) -> Sequence[Word]:
+        """One encoder pass and one greedy/beam decoding pass over the window.
+
+        This is faster-whisper's ``transcribe`` (temperature 0, timestamps, word alignment,
+        its no-speech skip) cut down to what a streaming window needs: the encoder runs once
+        (faster-whisper encodes the window a second time to detect the language), only on the
+        window plus padding, and there is no second seek pass (with word timestamps
+        faster-whisper decodes the window's trailing fraction of a word again, which doubles
+        the cost and invents words there). The result is word for word what faster-whisper's
+        first pass gives. New tokens are bounded by the window's length, which only cuts
+        decoder loops short.
+
+        Forcing the committed words as a decoder prefix was tried and does not pay:
+        CTranslate2 feeds a prefix through the decoder token by token, as costly as
+        generating it.
+        """
+        model = self._model
+        if model is None:
             raise RuntimeError("backend is closed")
+        from faster_whisper.audio import pad_or_trim
+        from faster_whisper.transcribe import get_suppressed_tokens
+
         audio = np.ascontiguousarray(audio, dtype=np.float32)
-        self._model.context_frames = self._context_frames(len(audio))
-        self._model.passes = 0
-        segments, _info = self._model.transcribe(
-            audio,
-            language=language,
-            initial_prompt=prompt or None,
-            word_timestamps=True,
+        features = model.feature_extractor(audio)
+        content_frames = features.shape[-1] - 1
+        if content_frames <= 0:
+            return []
+        segment_size = min(model.feature_extractor.nb_max_frames, content_frames)
+        segment = pad_or_trim(features[:, :segment_size])
+        context = self._context_frames(len(audio))
+        if context:
+            segment = segment[..., :context]
+        encoder_output = model.encode(segment)
+
+        if language is None:
+            if model.model.is_multilingual:
+                language = model.model.detect_language(encoder_output)[0][0][0][2:-2]
+            else:
+                language = "en"
+        tokenizer = self._tokenizer(language)
+
+        previous = tokenizer.encode(" " + prompt.strip()) if prompt and prompt.strip() else []
+        prompt_tokens = model.get_prompt(tokenizer, previous, without_timestamps=False)
+        duration = segment_size * model.feature_extractor.time_per_frame
+        max_length = min(model.max_length, len(prompt_tokens) + int(_TOKENS_PER_SECOND * duration) + 16)
+        result = model.model.generate(
+            encoder_output,
+            [prompt_tokens],
             beam_size=self.options.beam_size,
-            best_of=1,
-            temperature=0.0,
-            condition_on_previous_text=False,
-            vad_filter=False,
-            without_timestamps=False,
+            patience=1,
+            length_penalty=1,
+            repetition_penalty=1,
+            no_repeat_ngram_size=0,
+            max_length=max_length,
+            return_scores=True,
+            return_no_speech_prob=True,
+            suppress_blank=True,
+            suppress_tokens=get_suppressed_tokens(tokenizer, [-1]),
+            max_initial_timestamp_index=int(round(_MAX_INITIAL_TIMESTAMP / model.time_precision)),
+        )[0]
+        tokens = list(result.sequences_ids[0])
+        avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
+        if result.no_speech_prob > _NO_SPEECH_THRESHOLD and avg_logprob <= _LOG_PROB_THRESHOLD:
+            return []
+
+        segments, _seek, _single = model._split_segments_by_timestamps(
+            tokenizer=tokenizer,
+            tokens=tokens,
+            time_offset=0.0,
+            segment_size=segment_size,
+            segment_duration=duration,
+            seek=0,
+        )
+        segments = [s for s in segments if any(t < tokenizer.eot for t in s["tokens"])]
+        if not segments:
+            return []
+        model.add_word_timestamps(
+            [segments], tokenizer, encoder_output, segment_size, _PREPEND, _APPEND, last_speech_timestamp=0.0
         )
         words: list[Word] = []
-        try:
-            for segment in segments:
-                for w in segment.words or ():
-                    if w.word.strip():
-                        words.append(Word(w.word, float(w.start), float(w.end), float(w.probability)))
-        except _OnePassDone:
-            pass
+        for seg in segments:
+            if seg["start"] == seg["end"] or not tokenizer.decode(seg["tokens"]).strip():
+                continue
+            for w in seg.get("words") or ():
+                if w["word"].strip():
+                    words.append(Word(w["word"], float(w["start"]), float(w["end"]), float(w["probability"])))
         return words
+
+    def _tokenizer(self, language: str):
+        from faster_whisper.tokenizer import Tokenizer
+
+        cache = self.__dict__.setdefault("_tokenizers", {})
+        if language not in cache:
+            cache[language] = Tokenizer(
+                self._model.hf_tokenizer, self._model.model.is_multilingual, task="transcribe", language=language
+            )
+        return cache[language]
 
     def _context_frames(self, samples: int) -> int | None:
         """Mel frames (100 per second, an even count for the encoder's stride) to encode."""

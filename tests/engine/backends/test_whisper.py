@@ -1,0 +1,22 @@
+"""The Whisper backend on the real embedded model."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from conftest import librivox_stream, read_clip
+
+
+def test_audio_longer_than_whisper_window_is_fully_transcribed(whisper_backend):
+    joined, _ = librivox_stream()
+    audio = np.concatenate([joined, read_clip("beckett")])  # ~37 s, past Whisper's 30 s
+    words = whisper_backend.transcribe(audio, language="en")
+    text = "".join(w.text for w in words).lower()
+    assert "dashwood" in text and "fail better" in text
+    assert words[-1].end > 30.0
+    starts = [w.start for w in words]
+    assert starts == sorted(starts)
+
+
+def test_silence_gives_no_words(whisper_backend):
+    assert list(whisper_backend.transcribe(np.zeros(16000 * 3, dtype=np.float32), language="en")) == []
