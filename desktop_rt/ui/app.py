@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 from importlib import resources
 from pathlib import Path
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
@@ -109,5 +111,30 @@ def run_app(args=None) -> int:
     desktop = build_app(source_factory=_file_source_factory(audio_file) if audio_file else default_source)
     app.setWindowIcon(desktop.window.windowIcon())
     desktop.controller.shut_down.connect(app.quit)
+    _quit_on_signals(app, desktop)
     desktop.start()
     return app.exec()
+
+
+def _quit_on_signals(app: QApplication, desktop: DesktopApp) -> None:
+    """SIGTERM / SIGINT (logout, ``kill``, Ctrl+C) close the app as the Quit menu does.
+
+    The window closes (its geometry is saved), the controller saves the last turn and stops the
+    server, then the event loop ends and the process exits 0. A second signal while that runs
+    gets the default action (the process ends at once). Python runs signal handlers only when
+    the interpreter gets control, so a timer wakes it a few times a second while Qt's loop runs.
+    """
+
+    def request_quit(signum, _frame) -> None:
+        log.info("%s received: saving and quitting", signal.Signals(signum).name)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        desktop.window.close()
+        desktop.controller.shutdown()  # no-op if closing the window already started it
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, request_quit)
+    wake = QTimer(app)
+    wake.setInterval(200)
+    wake.timeout.connect(lambda: None)
+    wake.start()
