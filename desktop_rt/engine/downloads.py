@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from desktop_rt.errors import ModelCorruptError, ModelMissingError
+from desktop_rt.errors import DesktopRtError, ModelCorruptError, ModelError, ModelMissingError
 from desktop_rt.paths import models_dir
 
 __all__ = [
@@ -173,6 +173,29 @@ def download_model(
 
     Returns the folder and each file's verified sha256.
     """
+    try:
+        return _download_model(repo, model_id, revision=revision, names=names, sha256=sha256, root=root,
+                               tqdm_class=tqdm_class, token=token)
+    except DesktopRtError:
+        raise
+    except Exception as exc:  # the hub client's network, auth and offline errors
+        if not type(exc).__module__.split(".")[0] in _HUB_ERROR_MODULES:
+            raise
+        raise DownloadError(
+            f"Could not download {repo}: {exc}. Check the network connection (and that HF_HUB_OFFLINE "
+            f"is not set) and the repository name, then run the download again: files already "
+            f"fetched are kept and the download resumes."
+        ) from exc
+
+
+_HUB_ERROR_MODULES = {"huggingface_hub", "requests", "httpx", "urllib3", "hf_xet"}
+
+
+class DownloadError(ModelError):
+    """A model could not be fetched from the hub (network, offline mode, access)."""
+
+
+def _download_model(repo, model_id, *, revision, names, sha256, root, tqdm_class, token):
     from huggingface_hub import hf_hub_download
 
     remotes = hub_files(repo, revision, names, token)

@@ -148,6 +148,16 @@ class MainWindow(QMainWindow):
         help_menu = bar.addMenu("&Help")
         help_menu.addAction("Keyboard shortcuts", lambda: QMessageBox.information(
             self, "Keyboard shortcuts", help_text()))
+        help_menu.addAction("About desktop-rt", self.show_about)
+
+    def about_text(self) -> str:
+        from desktop_rt import __version__
+
+        return (f"<b>desktop-rt {__version__}</b><br>Live speech-to-text that runs on this computer, "
+                f"with an OpenAI-Realtime-compatible server for other programs.")
+
+    def show_about(self) -> None:
+        QMessageBox.about(self, "About desktop-rt", self.about_text())
 
     def _connect(self) -> None:
         c, b = self.controller, self.controller.bridge

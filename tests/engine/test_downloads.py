@@ -101,3 +101,12 @@ def test_progress_reaches_the_callback():
     bar.update(5)
     bar.close()
     assert seen == [("model.bin", 5, 10), ("model.bin", 10, 10)]
+
+
+def test_offline_download_is_a_clear_error(tmp_path, monkeypatch):
+    # The machine really has no hub; offline mode makes the client refuse at once.
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from desktop_rt.engine.downloads import DownloadError, download_model
+
+    with pytest.raises(DownloadError, match="Could not download someone/some-model.*resumes"):
+        download_model("someone/some-model", "some-model", root=tmp_path)

@@ -170,3 +170,15 @@ def test_changing_the_server_settings_restarts_it_and_listening_resumes(make_app
     request = urllib.request.Request(models, headers={"Authorization": f"Bearer {key}"})
     with urllib.request.urlopen(request, timeout=10) as answer:
         assert answer.status == 200
+
+
+def test_about_box_reports_the_packaged_version(make_app):
+    import tomllib
+    from pathlib import Path
+
+    source = FileAudioSource(DATA / "beckett.wav", pace=2.0, autoplay=False)
+    app = make_app(source)
+    version = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]["version"]
+    help_menu = next(a.menu() for a in app.window.menuBar().actions() if a.text() == "&Help")
+    assert "About desktop-rt" in [a.text() for a in help_menu.actions()]
+    assert f"desktop-rt {version}" in app.window.about_text()
