@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import base64
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from desktop_rt.engine.audio import float_to_pcm16, load_audio_file
-from desktop_rt.engine.backends.base import Word
+from desktop_rt.engine.audio import float_to_pcm16
 from desktop_rt.engine.events import (
     AudioChunk,
     Clear,
@@ -20,89 +17,14 @@ from desktop_rt.engine.events import (
     ErrorEvent,
     Flush,
     InputAudioBufferAppend,
-    ServerEvent,
     to_json,
-    to_wire,
 )
 from desktop_rt.engine.session import RealtimeSession, SessionLimits, SessionStateError
 
-DATA = Path(__file__).parents[1] / "data"
-
-DELTA = "conversation.item.input_audio_transcription.delta"
-COMPLETED = "conversation.item.input_audio_transcription.completed"
-TENTATIVE = "conversation.item.input_audio_transcription.tentative"
-
-
-class EnergyScorer:
-    """A deterministic SpeechProbability: loud frames are speech."""
-
-    def __call__(self, frame: np.ndarray) -> float:
-        return 1.0 if float(np.sqrt(np.mean(np.square(frame)))) > 0.05 else 0.0
-
-    def reset(self) -> None:
-        pass
-
-
-def words(*texts: str) -> list[Word]:
-    return [Word(t, i, i + 1) for i, t in enumerate(texts)]
-
-
-def tone(seconds: float, rate: int, amplitude: float = 0.5) -> np.ndarray:
-    t = np.arange(round(seconds * rate)) / rate
-    return (amplitude * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
-
-
-def silence(seconds: float, rate: int) -> np.ndarray:
-    return np.zeros(round(seconds * rate), dtype=np.float32)
-
-
-def b64(raw: bytes) -> str:
-    return base64.b64encode(raw).decode()
-
-
-def make(**kwargs) -> RealtimeSession:
-    session = RealtimeSession(model="whisper-base", **kwargs)
-    session.start()
-    session.events_to_send()
-    return session
-
-
-def send(_session: RealtimeSession, **event) -> list[dict]:
-    _session.receive_text(json.dumps(event))
-    return [to_wire(e) for e in _session.events_to_send()]
-
-
-def append(session: RealtimeSession, raw: bytes, **extra) -> list[dict]:
-    return send(session, type="input_audio_buffer.append", audio=b64(raw), **extra)
-
-
-def update(session: RealtimeSession, **audio_input) -> list[dict]:
-    return send(session, type="session.update", session={"type": "transcription", "audio": {"input": audio_input}})
-
-
-def types(events: list[dict]) -> list[str]:
-    return [e["type"] for e in events]
-
-
-def only_error(events: list[dict]) -> dict:
-    assert types(events) == ["error"], events
-    return events[0]["error"]
-
-
-def flushes(commands) -> list[Flush]:
-    return [c for c in commands if isinstance(c, Flush)]
-
-
-def chunk_samples(commands, item_id: str | None = None) -> int:
-    return sum(len(c.samples) for c in commands if isinstance(c, AudioChunk) and item_id in (None, c.item_id))
-
-
-def drain(session: RealtimeSession) -> list[dict]:
-    return [to_wire(e) for e in session.events_to_send()]
-
-
-PCM_100MS = float_to_pcm16(tone(0.1, 16000))
-
+from session_support import (
+    COMPLETED, DELTA, PCM_100MS, TENTATIVE, append, chunk_samples, drain, flushes, make,
+    only_error, send, tone, types, update, words,
+)
 
 # --- lifecycle -----------------------------------------------------------------------------
 
@@ -477,214 +399,3 @@ def test_backlog_stays_bounded_under_flooding(ops):
             consumed = min(handed, consumed + seconds)
         assert handed - consumed <= limit + 1e-9
         assert session.backlog_seconds <= limit + 1e-9
-
-
-# --- server VAD ----------------------------------------------------------------------------
-
-
-def stream(session: RealtimeSession, audio: np.ndarray, rate: int, chunk_seconds: float = 0.1) -> list[dict]:
-    raw = float_to_pcm16(audio)
-    step = round(chunk_seconds * rate) * 2
-    events = []
-    for i in range(0, len(raw), step):
-        events += append(session, raw[i : i + step])
-    return events
-
-
-def test_server_vad_marks_turns_and_commits_them():
-    session = make(vad_factory=EnergyScorer)
-    (updated,) = update(
-        session,
-        format={"type": "audio/pcm", "rate": 24000},
-        turn_detection={"type": "server_vad", "threshold": 0.5, "prefix_padding_ms": 300, "silence_duration_ms": 500},
-    )
-    assert updated["session"]["audio"]["input"]["turn_detection"]["type"] == "server_vad"
-    rate = 24000
-    audio = np.concatenate([silence(1, rate), tone(1, rate), silence(1.5, rate), tone(0.5, rate), silence(1, rate)])
-    events = stream(session, audio, rate)
-    assert types(events) == [
-        "input_audio_buffer.speech_started", "input_audio_buffer.speech_stopped", "input_audio_buffer.committed",
-        "input_audio_buffer.speech_started", "input_audio_buffer.speech_stopped", "input_audio_buffer.committed",
-    ]
-    first, second = events[0]["item_id"], events[3]["item_id"]
-    assert events[1]["item_id"] == events[2]["item_id"] == first != second
-    assert events[2]["previous_item_id"] is None and events[5]["previous_item_id"] == first
-    assert events[0]["audio_start_ms"] == pytest.approx(700, abs=40)
-    assert events[1]["audio_end_ms"] == pytest.approx(2000, abs=40)
-    assert events[3]["audio_start_ms"] == pytest.approx(3200, abs=40)
-    assert events[4]["audio_end_ms"] == pytest.approx(4000, abs=40)
-    commands = session.commands()
-    assert flushes(commands) == [Flush(first, False), Flush(second, False)]
-    # Each item holds its turn: prefix padding + speech + the silence that ended it, no more.
-    assert chunk_samples(commands, first) / 16000 == pytest.approx(0.3 + 1.0 + 0.5, abs=0.07)
-    assert chunk_samples(commands, second) / 16000 == pytest.approx(0.3 + 0.5 + 0.5, abs=0.07)
-    # Silence after the last turn is no item: final closes once the turns complete.
-    assert send(session, type="input_audio_buffer.commit", final=True) == []
-    session.recognizer_flushed(first, words(" ah"))
-    session.recognizer_flushed(second, words(" oh"))
-    assert [e["transcript"] for e in drain(session) if e["type"] == COMPLETED] == ["ah", "oh"]
-    assert session.wants_close
-
-
-def test_server_vad_manual_commit_clear_and_switch_off():
-    session = make(vad_factory=EnergyScorer)
-    update(session, turn_detection={"type": "server_vad", "silence_duration_ms": 300})
-    stream(session, silence(0.5, 16000), 16000)
-    error = only_error(send(session, type="input_audio_buffer.commit"))
-    assert error["code"] == "input_audio_buffer_commit_empty" and "server_vad" in error["message"]
-    assert types(stream(session, tone(0.5, 16000), 16000)) == ["input_audio_buffer.speech_started"]
-    assert types(send(session, type="input_audio_buffer.clear")) == ["input_audio_buffer.cleared"]
-    commands = session.commands()
-    assert isinstance(commands[-1], Clear)
-    # The turn was cleared: speech goes on, so a new turn starts for a new item.
-    events = stream(session, tone(0.3, 16000), 16000)
-    assert types(events) == ["input_audio_buffer.speech_started"]
-    assert events[0]["item_id"] != commands[-1].item_id
-    (committed,) = send(session, type="input_audio_buffer.commit")  # commit mid-turn
-    assert committed["item_id"] == events[0]["item_id"]
-    (updated,) = update(session, turn_detection=None)
-    assert updated["session"]["audio"]["input"]["turn_detection"] is None
-    assert stream(session, silence(1.0, 16000), 16000) == []  # no VAD: silence is audio like any other
-    assert types(send(session, type="input_audio_buffer.commit")) == ["input_audio_buffer.committed"]
-
-
-def test_server_vad_unavailable_is_an_error_not_a_crash():
-    def broken():
-        raise RuntimeError("no VAD model here")
-
-    session = make(vad_factory=broken)
-    error = only_error(update(session, turn_detection={"type": "server_vad"}))
-    assert error["type"] == "server_error" and "no VAD model here" in error["message"]
-    assert session.config.turn_detection is None
-
-
-def test_server_vad_with_silero_on_speech_at_24_khz():
-    speech = load_audio_file(DATA / "beckett.wav", rate=24000)
-    session = make()
-    update(session, format={"type": "audio/pcm", "rate": 24000}, turn_detection={"type": "server_vad"})
-    audio = np.concatenate([silence(0.5, 24000), speech, silence(1.0, 24000)])
-    events = stream(session, audio, 24000, chunk_seconds=0.05)
-    assert "error" not in types(events)
-    started = [e for e in events if e["type"] == "input_audio_buffer.speech_started"]
-    stopped = [e for e in events if e["type"] == "input_audio_buffer.speech_stopped"]
-    committed = [e for e in events if e["type"] == "input_audio_buffer.committed"]
-    assert 4 <= len(started) <= 8 and len(started) == len(stopped) == len(committed)  # six phrases
-    assert 200 <= started[0]["audio_start_ms"] <= 1500
-    for a, b, c in zip(started, stopped, committed):
-        assert a["item_id"] == b["item_id"] == c["item_id"]
-        assert a["audio_start_ms"] < b["audio_end_ms"]
-    assert stopped[-1]["audio_end_ms"] <= 10_600
-    assert [f.item_id for f in flushes(session.commands())] == [c["item_id"] for c in committed]
-
-
-# --- hostile clients -----------------------------------------------------------------------
-
-json_leaf = st.none() | st.booleans() | st.integers(-100_000, 100_000) | st.floats() | st.text(max_size=8)
-hostile_text = st.one_of(
-    st.text(max_size=60),
-    st.binary(max_size=20),
-    st.recursive(json_leaf, lambda x: st.lists(x, max_size=3) | st.dictionaries(st.text(max_size=6), x, max_size=3),
-                 max_leaves=8).map(lambda v: json.dumps(v)),
-)
-valid_updates = st.sampled_from(
-    [
-        {"audio": {"input": {"format": {"type": "audio/pcm", "rate": 24000}}}},
-        {"audio": {"input": {"format": {"type": "audio/pcmu"}}}},
-        {"audio": {"input": {"turn_detection": {"type": "server_vad", "silence_duration_ms": 64}}}},
-        {"audio": {"input": {"turn_detection": None}}},
-        {"audio": {"input": {"transcription": {"language": "en", "prompt": "x"}}}},
-        {"input_audio_format": "g711_alaw"},
-        {"audio": {"input": {"format": {"type": "audio/pcm", "rate": 0}}}},
-        {"model": 3},
-    ]
-)
-
-
-@st.composite
-def client_messages(draw):
-    kind = draw(st.sampled_from(["hostile"] * 4 + ["append"] * 10 + ["commit"] * 3 + ["clear", "update", "final"]))
-    if kind == "hostile":
-        return draw(hostile_text)
-    if kind == "append":
-        amp = draw(st.sampled_from([0.0, 0.6]))
-        n = draw(st.integers(0, 1600))
-        raw = float_to_pcm16(np.full(n, amp, dtype=np.float32) * np.sign(np.sin(np.arange(n) / 3.0)))
-        if draw(st.booleans()):
-            raw = raw[: draw(st.integers(0, len(raw)))]
-        return json.dumps({"type": "input_audio_buffer.append", "audio": b64(raw)})
-    if kind == "update":
-        return json.dumps({"type": "session.update", "session": draw(valid_updates)})
-    event = {"commit": {"type": "input_audio_buffer.commit"}, "final": {"type": "input_audio_buffer.commit", "final": True},
-             "clear": {"type": "input_audio_buffer.clear"}}[kind]
-    return json.dumps({**event, "event_id": draw(st.text(max_size=5))})
-
-
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data())
-def test_hostile_sessions_never_raise_and_keep_their_promises(data):
-    session = RealtimeSession(
-        model="m", vad_factory=EnergyScorer, emit_tentative=data.draw(st.booleans()),
-        limits=SessionLimits(max_backlog_seconds=1.0),
-    )
-    session.start()
-    if data.draw(st.booleans()):
-        session.receive_text(json.dumps({"type": "session.update", "session": {"audio": {"input": {
-            "turn_detection": {"type": "server_vad", "silence_duration_ms": 64, "prefix_padding_ms": 32}}}}}))
-    out: list[ServerEvent] = []
-    seen_items: list[str] = []
-    flushed: list[str] = []
-    for _ in range(data.draw(st.integers(1, 60))):
-        action = data.draw(st.sampled_from(["client"] * 12 + ["words"] * 3 + ["flushed"] * 3 + ["consumed"] * 2
-                                           + ["failed", "end"]))
-        pick = st.sampled_from(flushed + seen_items + ["item_x"])
-        if action == "client":
-            session.receive_text(data.draw(client_messages()))
-        elif action == "words":
-            session.recognizer_words(data.draw(pick), words(*data.draw(st.lists(st.text(max_size=4), max_size=3))),
-                                     words(*data.draw(st.lists(st.text(max_size=4), max_size=3))))
-        elif action == "flushed":
-            session.recognizer_flushed(data.draw(pick), words(*data.draw(st.lists(st.text(max_size=4), max_size=3))))
-        elif action == "consumed":
-            session.audio_consumed(data.draw(st.floats(-1, 2)))
-        elif action == "failed":
-            session.recognizer_failed(data.draw(st.text(max_size=10)))
-        else:
-            session.end_input()
-        for command in session.commands():
-            if isinstance(command, Flush):
-                flushed.append(command.item_id)
-            if not isinstance(command, Configure) and command.item_id not in seen_items:
-                seen_items.append(command.item_id)
-            if isinstance(command, AudioChunk):
-                assert command.samples.dtype == np.float32 and len(command.samples)
-        assert session.backlog_seconds <= 1.0 + 1e-9
-        out += session.events_to_send()
-
-    wires = [json.loads(to_json(e)) for e in out]
-    assert wires[0]["type"] == "session.created"
-    assert len({w["event_id"] for w in wires}) == len(wires)
-    committed: dict[str, int] = {}
-    completed: set[str] = set()
-    deltas: dict[str, str] = {}
-    previous = None
-    for i, w in enumerate(wires):
-        assert w["event_id"].startswith("event_") and isinstance(w["type"], str)
-        if w["type"] == "error":
-            assert set(w["error"]) == {"type", "code", "message", "param", "event_id"} and w["error"]["message"]
-        elif w["type"] == "input_audio_buffer.committed":
-            assert w["previous_item_id"] == previous and w["item_id"] not in committed
-            previous = w["item_id"]
-            committed[w["item_id"]] = i
-        elif w["type"] == DELTA:
-            assert w["item_id"] not in completed
-            assert w["delta"] and (w["item_id"] in deltas or not w["delta"][0].isspace())
-            deltas[w["item_id"]] = deltas.get(w["item_id"], "") + w["delta"]
-        elif w["type"] == COMPLETED:
-            assert committed[w["item_id"]] < i  # committed before completed
-            assert w["transcript"] == deltas.pop(w["item_id"], "")
-            assert w["item_id"] not in completed
-            completed.add(w["item_id"])
-    if session.wants_close:
-        assert session.state.name == "INPUT_ENDED"
-    event(f"items completed: {min(len(completed), 3)}")
-    event(f"speech turns: {min(sum(w['type'] == 'input_audio_buffer.speech_started' for w in wires), 2)}")
