@@ -64,7 +64,7 @@ class SessionStateError(DesktopRtError, RuntimeError):
 @dataclass(frozen=True)
 class SessionLimits:
     """``max_backlog_seconds``: audio handed to the worker and not yet consumed;
-    ``max_append_bytes``: base64 characters in one append."""
+    ``max_append_bytes``: base64 characters in one append.    """
 
     max_backlog_seconds: float = 30.0
     max_append_bytes: int = DEFAULT_MAX_APPEND_BYTES
@@ -336,6 +336,17 @@ class RealtimeSession:
                 self._commit_item(final=False)
 
     def _hand(self, samples: np.ndarray) -> None:
+        # The append check judges audio by its length before resampling; the resampler releases
+        # output in blocks and server_vad releases held padding at a turn's start, so the exact
+        # bound is enforced here, on what really goes to the worker.
+        room = max(0, int((self.limits.max_backlog_seconds - self._backlog) * SAMPLE_RATE + 1e-6))
+        if len(samples) > room:
+            self._events.append(ErrorEvent(
+                f"audio dropped: {(len(samples) - room) / SAMPLE_RATE:.3f} s did not fit in the "
+                f"{self.limits.max_backlog_seconds:g} s backlog; send audio no faster than real time",
+                "audio_backlog_full", "audio",
+            ))
+            samples = samples[:room]
         if len(samples):
             self._open.samples += len(samples)
             self._backlog += len(samples) / SAMPLE_RATE
