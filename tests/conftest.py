@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -55,3 +56,14 @@ def librivox_stream(gap_seconds: float = 0.4) -> tuple[np.ndarray, str]:
     for name in LIBRIVOX:
         parts += [read_clip(name), gap]
     return np.concatenate(parts), " ".join(reference_text(n) for n in LIBRIVOX)
+
+
+def words_of(text: str) -> list[str]:
+    """The form transcripts are scored in: lower case, no punctuation, hyphens split."""
+    return re.sub(r"[^\w' ]", " ", text.lower().replace("-", " ")).split()
+
+
+def wer(reference: str, hypothesis: str) -> float:
+    import jiwer
+
+    return jiwer.wer(" ".join(words_of(reference)), " ".join(words_of(hypothesis)))

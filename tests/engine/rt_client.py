@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
-
 import asyncio
 import base64
 import json
-import re
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,6 +14,7 @@ import soxr
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from conftest import wer  # noqa: F401  (re-exported: the server tests score transcripts with it)
 from desktop_rt.engine.audio import float_to_pcm16
 
 COMPLETED = "conversation.item.input_audio_transcription.completed"
@@ -37,16 +36,6 @@ def chunks_b64(samples16k: np.ndarray, rate: int = 24_000, chunk_seconds: float 
     audio = soxr.resample(samples16k, 16_000, rate, quality="HQ") if rate != 16_000 else samples16k
     step = int(rate * chunk_seconds)
     return [base64.b64encode(float_to_pcm16(audio[i : i + step])).decode("ascii") for i in range(0, len(audio), step)]
-
-
-def normalize(text: str) -> str:
-    return " ".join(re.sub(r"[^\w' ]+", " ", text.lower()).split())
-
-
-def wer(reference: str, hypothesis: str) -> float:
-    import jiwer
-
-    return jiwer.wer(normalize(reference), normalize(hypothesis))
 
 
 @dataclass

@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import re
 
-import jiwer
 import numpy as np
 import pytest
 
-from conftest import librivox_stream, read_clip, reference_text
+from conftest import librivox_stream, read_clip, reference_text, wer, words_of
 from desktop_rt.engine.streaming import StreamingConfig, StreamingTranscriber, normalize_word
 
 CHUNK = 1600  # 100 ms
-
-
-def words_of(text: str) -> list[str]:
-    return re.sub(r"[^\w' ]", " ", text.lower().replace("-", " ")).split()
-
-
-def wer(reference: str, hypothesis: str) -> float:
-    return jiwer.wer(" ".join(words_of(reference)), " ".join(words_of(hypothesis)))
 
 
 def stream(transcriber: StreamingTranscriber, audio: np.ndarray):
