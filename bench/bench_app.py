@@ -146,7 +146,7 @@ def part_latency(args) -> dict:
     from desktop_rt.ui.app import build_app
 
     sys.path.insert(0, str(ROOT / "bench"))
-    from bench_streaming import align_ends, alignment_words, percentile
+    from _align import align_ends, alignment_words, percentile
 
     app = QApplication.instance() or QApplication([])
     model_dir = ensure_default_model()

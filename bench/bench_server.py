@@ -36,7 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
-from bench_streaming import align_ends, alignment_words, percentile  # noqa: E402
+from _align import align_ends, alignment_words, percentile  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
 REALTIME_MEDIAN = 2.0

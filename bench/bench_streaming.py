@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import difflib
 import json
 import os
 import statistics
@@ -26,10 +25,10 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
+from _align import OFFLINE_BEAM, align_ends, alignment_words, offline_words, percentile  # noqa: E402,F401
 
 BENCH = Path(__file__).resolve().parent
 PEER_PYTHON = BENCH / ".venv-peer" / "bin" / "python"
@@ -39,7 +38,6 @@ OURS, OFFLINE, PEER = "desktop-rt", "offline", "whisperlivekit"
 #   whisperlivekit-vad  faster-whisper's vad_filter on in the peer (what its use_vad() sets)
 PEER_VARIANTS = {PEER, "whisperlivekit-b5", "whisperlivekit-vad"}
 DEFAULT_SYSTEMS = [OURS, OFFLINE, PEER]
-OFFLINE_BEAM = 5  # faster-whisper's own default: the offline floor is faster-whisper as shipped
 PEER_MIN_CHUNK = 0.6  # = StreamingConfig.min_chunk_seconds
 PEER_TRIM = ("segment", 15.0)  # whisperlivekit 0.2.26 defaults (buffer_trimming, _sec)
 
@@ -119,13 +117,6 @@ def child_offline(stream: C.Stream, args) -> dict:
         "other_load": C.other_load(busy0, busy1, cpu, took),
         "config": {"beam_size": OFFLINE_BEAM, "threads": args.threads, "vad_filter": False},
     }
-
-
-def offline_words(model, audio: np.ndarray, language: str | None) -> list[tuple[str, float, float]]:
-    segments, _ = model.transcribe(
-        audio, language=language, beam_size=OFFLINE_BEAM, word_timestamps=True, vad_filter=False
-    )
-    return [(w.word, float(w.start), float(w.end)) for s in segments for w in (s.words or ()) if w.word.strip()]
 
 
 def child_peer(stream: C.Stream, args, variant: str) -> dict:
@@ -291,49 +282,6 @@ def run_child(args) -> int:
 # =============================================================================================
 # Parent: alignment, metrics, report.
 # =============================================================================================
-def alignment_words(model_dir: Path, stream: C.Stream, threads: int, language: str | None):
-    """Offline word timestamps of the stream: what every word latency is measured against."""
-    from faster_whisper import WhisperModel
-
-    model = WhisperModel(
-        str(model_dir), device="cpu", compute_type="int8", cpu_threads=threads,
-        num_workers=1, local_files_only=True,
-    )
-    return offline_words(model, stream.audio, language)
-
-
-def token_index(words: list[tuple[str, ...]] | list[dict]) -> tuple[list[str], list[int]]:
-    """Normalised tokens of a word list, and for each token the index of its word."""
-    tokens, owner = [], []
-    for i, w in enumerate(words):
-        text = w["text"] if isinstance(w, dict) else w[0]
-        for tok in C.norm_tokens(text):
-            tokens.append(tok)
-            owner.append(i)
-    return tokens, owner
-
-
-def align_ends(emitted: list[dict], reference: list[tuple[str, float, float]]) -> list[float | None]:
-    """For each emitted word, the offline end time of the word it matches (None: unmatched).
-
-    Tokens are matched with difflib.SequenceMatcher on normalised text; a word whose tokens
-    match takes the end of the reference word of its last matched token. Words that normalise
-    to nothing (lone punctuation) are None too but are not counted as words by the caller.
-    """
-    e_tok, e_owner = token_index(emitted)
-    r_tok, r_owner = token_index(reference)
-    ends: list[float | None] = [None] * len(emitted)
-    sm = difflib.SequenceMatcher(None, e_tok, r_tok, autojunk=False)
-    for a, b, size in sm.get_matching_blocks():
-        for k in range(size):
-            ends[e_owner[a + k]] = reference[r_owner[b + k]][2]
-    return ends
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    return float(np.percentile(values, q)) if values else None
-
-
 def metrics(raw: dict, stream: C.Stream, reference_words) -> dict:
     words = [w for w in raw["words"] if C.norm_tokens(w["text"])]
     text = "".join(w["text"] for w in raw["words"])
