@@ -59,3 +59,6 @@ class AsrBackend(Protocol):
 
     def close(self) -> None:
         """Free the model. The backend is unusable afterwards."""
+
+    # Optional: ``min_update_seconds`` (float), the least new audio worth a streaming update on
+    # this backend; StreamingTranscriber waits for at least that much.

@@ -7,23 +7,31 @@ greedily with the repeat penalty the GGUF asks for (``general.sampling.penalty_r
 none), stop at an end-of-generation token or the token budget, and parse
 ``language X<asr_text>text`` into words with estimated times.
 
-Making the sliding window cheap (``reuse_cache``). Consecutive windows share most of their
-input, so the KV cache of sequence 0 is kept between calls with a record of what it holds:
-text tokens by id, audio chunks by a digest of their encoder output. A new window keeps the
-longest prefix that matches and prefills only the rest: the prompt prefix always, and an 8 s
-audio chunk whose encoder output came out bit-identical. The encoder itself still runs for every
-chunk, because mtmd normalises the log-mel over the whole window, so only the encoder output
-proves a chunk unchanged; a streaming encoder API would remove that cost, and
-:meth:`_prefill_cached` is the one place to adopt it. Then the previous window's output is used
-as a draft: it is verified in one batch and kept up to the first token greedy decoding would
-not have chosen, so text that is already settled costs one batched pass instead of one decode
-per token. Both give the tokens a cold run gives (the tests compare logits).
+Making the sliding window cheap (``reuse_cache``). Qwen3-ASR's encoder works on 8 s pieces
+(800 mel frames, ``n_window_infer``) and mtmd hands each piece to the model as its own audio
+chunk, so a window is encoded piece by piece: piece *k* is the audio from 8k s to 8(k+1) s of
+the window, and it is encoded *on its own* (its own log-mel and its own Whisper-style (max - 8)
+clamp). A piece therefore depends only on its own samples: a full piece is encoded once and its
+embeddings are kept (keyed by a digest of its PCM), so a growing window only encodes its open
+last piece. This differs from mtmd's whole-window preprocessing only in that clamp floor (a
+quiet piece next to a loud one keeps 80 dB of its own range instead of the loud one's) and in
+the two frames at a piece's edges (reflection padding instead of the neighbour's samples); a
+window of one piece is exactly mtmd's. When llama.cpp gains a streaming audio-encoder API,
+:meth:`_piece_embeddings` is the one place to adopt it.
+
+The KV cache of sequence 0 is kept between calls with a record of what it holds (text tokens
+by id, audio pieces by digest); a new window keeps the longest matching prefix and prefills only
+the rest: the prompt prefix and the settled pieces cost nothing. Then the previous window's
+output is used as a draft: it is verified in one batch and kept up to the first token greedy
+decoding would not have chosen, so text that is already settled costs one batched pass instead
+of one decode per token. Both give the logits a run without reuse gives (the tests compare them).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -39,6 +47,8 @@ from desktop_rt.errors import AudioError, ModelCorruptError, ModelFormatError
 __all__ = ["LlamaOptions", "LlamaAsrBackend", "TranscriptionStats"]
 
 MIN_SAMPLES = SAMPLE_RATE // 10  # shorter windows hold no word; mtmd rejects tiny ones
+PIECE_SECONDS = 8  # Qwen3-ASR's encoder window (n_window_infer = 800 mel frames at 100 per second)
+MAX_CACHED_PIECES = 8  # a 24 s window holds 3; the rest covers a trimmed window's old grid
 
 
 @dataclass(frozen=True)
@@ -50,8 +60,9 @@ class LlamaOptions:
     max_tokens_per_second: float = 12.0  # speech needs 3-5; more only lets a looping model run on
     repeat_penalty: float | None = None  # None: the GGUF's general.sampling.penalty_repeat, else off
     repeat_last_n: int | None = None  # None: the GGUF's general.sampling.penalty_last_n, else 64
-    reuse_cache: bool = True  # keep the KV cache of the matching prefix between windows
+    reuse_cache: bool = True  # keep settled 8 s pieces' embeddings and the KV cache of the matching prefix
     draft: bool = True  # verify the previous window's output in one batch
+    update_seconds: float = 2.0  # streaming re-transcribes after this much new audio (see min_update_seconds)
 
 
 @dataclass
@@ -61,7 +72,8 @@ class TranscriptionStats:
     prompt_positions: int = 0
     reused_positions: int = 0
     audio_chunks: int = 0
-    reused_audio_chunks: int = 0
+    reused_audio_chunks: int = 0  # pieces whose KV entries were kept
+    encoded_audio_chunks: int = 0  # pieces that went through the encoder in this call
     generated: int = 0
     drafted: int = 0  # generated tokens that came from a verified draft
 
@@ -100,11 +112,18 @@ class LlamaAsrBackend:
         # None when unknown (after a cold prefill).
         self._kv: list[tuple] | None = []
         self._draft: list[int] = []
+        self._pieces: OrderedDict[bytes, np.ndarray] = OrderedDict()  # digest of a full piece -> embeddings
         self.stats = TranscriptionStats()
 
     @property
     def name(self) -> str:
         return self._name
+
+    @property
+    def min_update_seconds(self) -> float:
+        """How much new audio a streaming update waits for. An 0.6B model on two cores needs
+        about a second per update (bench/bench_llama.py), so Whisper's 0.6 s would fall behind."""
+        return self.options.update_seconds
 
     @property
     def sample_rate(self) -> int:
@@ -142,6 +161,7 @@ class LlamaAsrBackend:
     def close(self) -> None:
         native, self._native = getattr(self, "_native", None), None
         self._kv, self._draft = [], []
+        self._pieces.clear()
         if native is not None:
             native.close()
 
@@ -162,7 +182,7 @@ class LlamaAsrBackend:
                     f"streaming engine does) or raise LlamaOptions.n_ctx."
                 )
             try:
-                n_past = self._prefill_cached(chunks) if self.options.reuse_cache else self._prefill_cold(chunks)
+                n_past = self._prefill(chunks, audio)
             except NativeError as exc:
                 self._kv = []
                 native.forget_from(0)
@@ -175,14 +195,18 @@ class LlamaAsrBackend:
             raise AudioError(f"llama.cpp failed while decoding this window: {exc}") from exc
 
     def prefill_logits(self, audio: np.ndarray, *, prompt: str | None = None, language: str | None = None,
-                       cold: bool = False) -> np.ndarray:
-        """The logits after the prompt (a copy), cold or through the cache; for tests and benchmarks."""
+                       helper: bool = False) -> np.ndarray:
+        """The logits after the prompt (a copy); for tests and benchmarks.
+
+        ``helper``: through llama.cpp's own ``mtmd_helper_eval_chunks`` (whole-window
+        preprocessing), the reference for windows of one piece.
+        """
         text = self.layout.render(prompt, language)
         with self.native.tokenize(text, audio) as chunks:
-            if cold:
-                self._prefill_cold(chunks)
+            if helper:
+                self._prefill_helper(chunks)
             else:
-                self._prefill_cached(chunks)
+                self._prefill(chunks, audio)
         return np.array(self._native.logits(-1))
 
     def _words(self, tokens: list[int], probs: list[float], forced: str | None, duration: float) -> list[Word]:
@@ -207,7 +231,7 @@ class LlamaAsrBackend:
         # cuts real speech short and keeps a model that loops on noise from running for long.
         return int(min(self.options.max_tokens, 24 + self.options.max_tokens_per_second * seconds))
 
-    def _prefill_cold(self, chunks) -> int:
+    def _prefill_helper(self, chunks) -> int:
         """The reference path: everything through ``mtmd_helper_eval_chunks``."""
         self._native.forget_from(0)
         self._kv = None  # unknown: the helper does not expose the audio embeddings
@@ -216,21 +240,25 @@ class LlamaAsrBackend:
         self.stats.audio_chunks = sum(1 for i in range(len(chunks)) if chunks.kind(i) == AUDIO)
         return n_past
 
-    def _prefill_cached(self, chunks) -> int:
+    def _prefill(self, chunks, audio: np.ndarray) -> int:
+        """Prefill the window, keeping what the KV cache already holds (with ``reuse_cache``)."""
         native = self._native
+        reuse = self.options.reuse_cache
         items: list[tuple] = []
         parts: list[tuple] = []  # (kind, chunk index, tokens or embeddings, first item)
+        audio_indices = [i for i in range(len(chunks)) if chunks.kind(i) == AUDIO]
+        self.stats.encoded_audio_chunks = 0
         for i in range(len(chunks)):
             if chunks.kind(i) == TEXT:
                 toks = chunks.text_tokens(i)
                 parts.append((TEXT, i, toks, len(items)))
                 items += [("t", t) for t in toks]
             else:
-                embd = native.encode_audio(chunks, i)
-                digest = hashlib.blake2b(embd.tobytes(), digest_size=16).digest()
+                k = audio_indices.index(i)
+                embd, digest = self._piece_embeddings(chunks, i, audio, k, len(audio_indices), reuse)
                 parts.append((AUDIO, i, embd, len(items)))
                 items.append(("a", digest, chunks.n_pos(i)))
-        known = self._kv or []
+        known = (self._kv or []) if reuse else []
         keep = 0
         limit = min(len(known), len(items) - 1)  # always re-decode the last token for its logits
         while keep < limit and known[keep] == items[keep]:
@@ -249,9 +277,45 @@ class LlamaAsrBackend:
             self._kv = items[: first + (len(payload) if kind == TEXT else 1)]
         self.stats.prompt_positions = n_past
         self.stats.reused_positions = keep_pos
-        self.stats.audio_chunks = sum(1 for it in items if it[0] == "a")
+        self.stats.audio_chunks = len(audio_indices)
         self.stats.reused_audio_chunks = sum(1 for it in items[:keep] if it[0] == "a")
         return n_past
+
+    def _piece_embeddings(self, chunks, i: int, audio: np.ndarray, k: int, n_pieces: int,
+                          reuse: bool) -> tuple[np.ndarray, bytes]:
+        """Embeddings of audio chunk ``i``, the window's piece ``k``, encoded on its own."""
+        native = self._native
+        span = PIECE_SECONDS * native.sample_rate
+        piece = audio[k * span : (k + 1) * span]
+        full = piece.size == span
+        if full:
+            # 800 mel frames come from span - hop samples (frame f is centred on sample f * hop);
+            # the full span would make mtmd add a one-frame window.
+            piece = piece[: span - 1]
+        digest = hashlib.blake2b(piece.tobytes(), digest_size=16).digest()
+        if reuse and full and digest in self._pieces:
+            self._pieces.move_to_end(digest)
+            return self._pieces[digest], digest
+        self.stats.encoded_audio_chunks += 1
+        if n_pieces == 1 or piece.size < native.sample_rate // 50:
+            # The window is the piece; or this is the one-frame tail mtmd adds to a window
+            # within a hop of a multiple of 8 s (too short to stand alone).
+            embd = native.encode_audio(chunks, i)
+        else:
+            with native.tokenize(native.marker, piece) as alone:
+                j = next(n for n in range(len(alone)) if alone.kind(n) == AUDIO)
+                if alone.n_tokens(j) != chunks.n_tokens(i):
+                    raise NativeError(
+                        f"an {piece.size / native.sample_rate:.2f} s piece gave {alone.n_tokens(j)} audio "
+                        f"tokens alone and {chunks.n_tokens(i)} in its window; this mmproj does not cut audio "
+                        f"into {PIECE_SECONDS} s pieces"
+                    )
+                embd = native.encode_audio(alone, j)
+        if reuse and full:
+            self._pieces[digest] = embd
+            while len(self._pieces) > MAX_CACHED_PIECES:
+                self._pieces.popitem(last=False)
+        return embd, digest
 
     def _decode(self, n_past: int, budget: int) -> tuple[list[int], list[float]]:
         """Greedy decoding with the repeat penalty, verifying the previous output as a draft."""

@@ -37,8 +37,7 @@ def noise(seconds: float, seed: int = 0, level: float = 0.1) -> np.ndarray:
 
 
 def loud_start(seconds: float, seed: int = 0) -> np.ndarray:
-    """Noise whose loudest part is its first second, so appending audio keeps the log-mel
-    maximum (which mtmd normalises by) and the first 8 s encode to the same embeddings."""
+    """Noise whose loudest part is its first second; a window that grows keeps its first samples."""
     audio = noise(seconds, seed, 0.05)
     audio[:RATE] *= 8
     return audio
@@ -194,7 +193,9 @@ def test_cached_prefill_gives_the_logits_of_a_cold_run(pair, backend):
             stats = backend.stats
             assert stats.reused_audio_chunks == reused_chunks
             assert 0 < stats.reused_positions < stats.prompt_positions
-            cold = cold_backend.prefill_logits(audio, prompt=prompt, cold=True)
+            cold = cold_backend.prefill_logits(audio, prompt=prompt)
+            assert cold_backend.stats.reused_positions == 0
+            assert cold_backend.stats.encoded_audio_chunks == cold_backend.stats.audio_chunks
             assert np.allclose(cached, cold, rtol=1e-4, atol=1e-4), np.abs(cached - cold).max()
     finally:
         cold_backend.close()
@@ -203,6 +204,43 @@ def test_cached_prefill_gives_the_logits_of_a_cold_run(pair, backend):
     backend.prefill_logits(noise(3.0), prompt="aaab")
     assert backend.stats.reused_audio_chunks == 0
     assert backend.stats.reused_positions == len("<|im_start|>system\naaa") - len("<|im_start|>") + 1  # byte tokens
+
+
+def test_a_window_of_one_piece_is_exactly_what_llama_cpp_computes(pair):
+    plain = LlamaAsrBackend(*pair, LlamaOptions(threads=1, reuse_cache=False))
+    try:
+        for seconds in (0.5, 3.0, 7.9):
+            audio = noise(seconds, seed=3)
+            ours = plain.prefill_logits(audio, prompt="ctx", language="en")
+            helper = plain.prefill_logits(audio, prompt="ctx", language="en", helper=True)
+            assert np.allclose(ours, helper, rtol=1e-4, atol=1e-4), np.abs(ours - helper).max()
+    finally:
+        plain.close()
+
+
+def test_a_growing_window_encodes_only_its_open_piece(pair):
+    """Settled 8 s pieces keep their embeddings and KV entries; quiet or loud audio after them
+    changes nothing about them (each piece is normalised on its own)."""
+    b = LlamaAsrBackend(*pair, LlamaOptions(threads=1))
+    try:
+        audio = noise(20.0, seed=5, level=0.05)
+        audio[18 * RATE :] *= 10  # a loud end must not re-encode the earlier pieces
+        seen = []
+        for seconds in (6.0, 9.0, 12.0, 16.0, 16.5, 20.0):  # 16 s: mtmd adds a one-frame third chunk
+            b.prefill_logits(audio[: int(seconds * RATE)], prompt="p", language="en")
+            seen.append((b.stats.audio_chunks, b.stats.encoded_audio_chunks, b.stats.reused_audio_chunks))
+        assert seen == [(1, 1, 0), (2, 2, 0), (2, 1, 1), (3, 2, 1), (3, 1, 2), (3, 1, 2)]
+        cold = LlamaAsrBackend(*pair, LlamaOptions(threads=1, reuse_cache=False))
+        try:
+            expected = cold.prefill_logits(audio, prompt="p", language="en")
+        finally:
+            cold.close()
+        assert np.allclose(b.prefill_logits(audio, prompt="p", language="en"), expected, rtol=1e-4, atol=1e-4)
+        # A window starting elsewhere (after a trim) shares no piece with the old grid.
+        b.prefill_logits(audio[RATE : 16 * RATE], prompt="p", language="en")
+        assert (b.stats.encoded_audio_chunks, b.stats.reused_audio_chunks) == (2, 0)
+    finally:
+        b.close()
 
 
 def test_repeat_penalty_comes_from_the_gguf(tmp_path, pair):
