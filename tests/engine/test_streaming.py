@@ -153,30 +153,58 @@ def test_decoder_loops_are_cut_but_real_repeats_stay():
 
 
 class _GuessingBackend:
-    """Hears a wrong guess in windows under 1.5 s, the right words in longer ones."""
+    """Guesses at a segment's onset (windows under 1.8 s), then hears it right.
 
-    name = "guessing"
+    ``guess_probability`` is how sure the model is of its guess.
+    """
 
-    def __init__(self):
+    def __init__(self, guess_probability: float):
         self.windows: list[float] = []
+        self.guess_probability = guess_probability
 
     def transcribe(self, audio, *, prompt=None, language=None):
+        from desktop_rt.engine.backends.base import Word
+
         seconds = len(audio) / 16000
-        self.windows.append(seconds)
-        text = "how do you married" if seconds < 1.5 else "had he married a more amiable woman"
-        return [w for w in _words(text) if w.start < seconds]
+        self.windows.append(round(seconds, 2))
+        if seconds < 1.8:
+            words = [Word(w.text, w.start, w.end, self.guess_probability) for w in _words("how do you married")]
+        else:
+            words = _words("had he married a more amiable woman")
+        return [w for w in words if w.start < seconds]
 
     def close(self):
         pass
 
 
-def test_first_guesses_of_a_segment_are_not_agreed_on():
-    backend = _GuessingBackend()
-    tr = StreamingTranscriber(backend, StreamingConfig(min_chunk_seconds=0.5, vad=False))
+def _feed(tr: StreamingTranscriber, seconds: float) -> list:
     committed = []
-    for _ in range(8):  # 4 s in 0.5 s chunks
-        tr.insert_audio(np.zeros(8000, dtype=np.float32))
+    for _ in range(int(seconds * 10)):
+        tr.insert_audio(np.zeros(1600, dtype=np.float32))
         committed += tr.process().committed
-    assert backend.windows[:2] == [0.5, 1.0]  # two short windows that agree with each other...
+    return committed
+
+
+def test_unsure_first_guesses_of_a_segment_are_not_committed():
+    backend = _GuessingBackend(guess_probability=0.2)
+    committed = _feed(StreamingTranscriber(backend, StreamingConfig(vad=False)), 4.0)
+    # Onset updates every 0.3 s once the window holds 0.9 s; three short windows agree...
+    assert backend.windows[:4] == [0.9, 1.2, 1.5, 1.8]
     text = " ".join(w.text.strip() for w in committed)
-    assert text.startswith("had he married"), text  # ...but are not committed
+    assert text.startswith("had he married"), text  # ...but the model is unsure of them
+
+
+def test_onset_words_commit_when_three_short_windows_agree_with_confidence():
+    backend = _GuessingBackend(guess_probability=0.9)
+    tr = StreamingTranscriber(backend, StreamingConfig(vad=False))
+    committed = []
+    for _ in range(16):  # windows of 0.9, 1.2 and 1.5 s
+        tr.insert_audio(np.zeros(1600, dtype=np.float32))
+        update = tr.process()
+        if update.committed and not committed:
+            first_at = tr.buffered_seconds
+        committed += update.committed
+    assert [w.text.strip() for w in committed][:2] == ["how", "do"]  # confident guesses are taken
+    assert first_at < StreamingConfig().min_agree_seconds  # from onset windows, not after 2 s
+    two = StreamingTranscriber(_GuessingBackend(0.9), StreamingConfig(vad=False, onset_agreement=4))
+    assert _feed(two, 1.2) == []  # a fourth hypothesis is needed when asked for
