@@ -65,12 +65,15 @@ def words_tuple(words) -> list[tuple[str, float, float]]:
 
 
 def child_desktop_rt(stream: C.Stream, args) -> dict:
-    from desktop_rt.engine.backends.whisper import WhisperBackend, WhisperOptions
+    from desktop_rt.engine.backends.whisper import WhisperBackend, WhisperOptions, default_threads
     from desktop_rt.engine.streaming import StreamingConfig, StreamingTranscriber
 
     # DESKTOP_RT_WHISPER='{"min_context_seconds": 15}' overrides backend options (tuning runs).
     backend_overrides = json.loads(os.environ.get("DESKTOP_RT_WHISPER", "{}"))
-    backend = WhisperBackend(args.model, WhisperOptions(threads=args.threads, **backend_overrides))
+    # desktop-rt runs with its own default thread count (one core left for capture, the speech
+    # gate and the UI) unless --engine-threads sets one; the other systems get --threads.
+    backend_overrides.setdefault("threads", args.engine_threads or default_threads())
+    backend = WhisperBackend(args.model, WhisperOptions(**backend_overrides))
     backend.transcribe(stream.audio[: 2 * C.SAMPLE_RATE], language=args.language)  # warm-up
     # DESKTOP_RT_STREAMING='{"min_chunk_seconds": 0.5}' overrides engine settings (tuning runs).
     overrides = json.loads(os.environ.get("DESKTOP_RT_STREAMING", "{}"))
@@ -86,7 +89,7 @@ def child_desktop_rt(stream: C.Stream, args) -> dict:
     out = paced_dict(res)
     out["inferences"] = tr.inferences
     cfg = {k: getattr(config, k) for k in config.__dataclass_fields__}
-    out["config"] = {"streaming": cfg, "beam_size": backend.options.beam_size, "threads": args.threads}
+    out["config"] = {"streaming": cfg, "beam_size": backend.options.beam_size, "threads": backend.options.threads}
     return out
 
 
@@ -349,7 +352,7 @@ def render(report: dict) -> str:
         f"- Load average at start / end: {report['loadavg_start']} / {report['loadavg_end']}"
         + f"; most CPU taken by other processes during a run: {fmt(report.get('max_other_load'))} cores"
         + ("  \n  **Busy machine: absolute numbers are noisy; rerun on a quiet one.**" if report["busy"] else ""),
-        f"- Model: `{report['model']}` (CTranslate2 int8, CPU, {a['threads']} threads)",
+        f"- Model: `{report['model']}` (CTranslate2 int8, CPU; offline and peer on {a['threads']} threads, desktop-rt on its default unless noted in its configuration below)",
         f"- Pace: {a['speed']:g}× real time, {C.CHUNK_SECONDS * 1000:.0f} ms chunks; {a['runs']} run(s) "
         f"per system and stream; each run in its own process; table cells are medians over runs",
         f"- Language: {a['language'] or 'auto-detect'}",
@@ -486,7 +489,8 @@ def run_parent(args) -> int:
             for system in order:
                 python = str(peer_python) if system in PEER_VARIANTS else sys.executable
                 cmd = [python, str(Path(__file__).resolve()), "--one", system, "--stream", sname, "--json",
-                       "--speed", str(args.speed), "--threads", str(threads), "--model", args.model]
+                       "--speed", str(args.speed), "--threads", str(threads), "--model", args.model,
+                       "--engine-threads", str(args.engine_threads)]
                 if args.language:
                     cmd += ["--language", args.language]
                 log(f"[{sname}] run {run}/{runs} {system} ...")
@@ -540,7 +544,9 @@ def main(argv=None) -> int:
     p.add_argument("--systems", default=",".join(DEFAULT_SYSTEMS),
                    help=f"comma list of {OURS}, {OFFLINE}, {', '.join(sorted(PEER_VARIANTS))}")
     p.add_argument("--speed", type=float, default=1.0, help="pace multiplier (1 = real time)")
-    p.add_argument("--threads", type=int, default=0, help="CTranslate2 threads for every system (0: one per core)")
+    p.add_argument("--threads", type=int, default=0, help="CTranslate2 threads for offline and the peer (0: one per core)")
+    p.add_argument("--engine-threads", type=int, default=0,
+                   help="desktop-rt's inference threads (0: its default, one core fewer than the machine has)")
     p.add_argument("--language", default=None, help="language for every system (default: auto-detect)")
     p.add_argument("--model", default=None, help="CTranslate2 Whisper folder (default: the embedded model)")
     p.add_argument("--peer-python", default=str(PEER_PYTHON), help="python of the peer venv")

@@ -100,7 +100,9 @@ class StreamingConfig:
     language: str | None = None
     prompt: str | None = None
     min_chunk_seconds: float = 0.6
-    trim_seconds: float = 8.0
+    # 12, not less: after a trim at 8 s Whisper base sometimes copied the prompt (the sentence
+    # before) into the short new window ("... ill-disposed. then he was not an ill-disposed")
+    trim_seconds: float = 12.0
     max_window_seconds: float = 24.0
     prompt_chars: int = 200
     vad: bool = True
