@@ -72,7 +72,8 @@ OPTION_TYPES: dict[str, dict[str, type]] = {
     },
     "llama": {
         "threads": int, "n_ctx": int, "n_batch": int, "max_tokens": int, "repeat_penalty": float,
-        "repeat_last_n": int, "reuse_cache": bool, "draft": bool, "max_tokens_per_second": float, "language": str,
+        "repeat_last_n": int, "reuse_cache": bool, "draft": bool, "max_tokens_per_second": float,
+        "token_slack": int, "update_seconds": float, "language": str,
     },
     "command": {"upstream_model": str, "start_timeout": float},
 }

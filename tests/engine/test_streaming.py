@@ -208,3 +208,15 @@ def test_onset_words_commit_when_three_short_windows_agree_with_confidence():
     assert first_at < StreamingConfig().min_agree_seconds  # from onset windows, not after 2 s
     two = StreamingTranscriber(_GuessingBackend(0.9), StreamingConfig(vad=False, onset_agreement=4))
     assert _feed(two, 1.2) == []  # a fourth hypothesis is needed when asked for
+
+
+class _SlowBackend(_GuessingBackend):
+    """A backend that can only afford an update per 2 s of new audio."""
+
+    min_update_seconds = 2.0
+
+
+def test_a_backend_sets_the_least_audio_per_update():
+    slow = _SlowBackend(guess_probability=0.9)
+    _feed(StreamingTranscriber(slow, StreamingConfig(vad=False)), 6.0)
+    assert slow.windows == [2.0, 4.0, 6.0]  # not every 0.3 s / 0.6 s as for Whisper

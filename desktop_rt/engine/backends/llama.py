@@ -58,6 +58,7 @@ class LlamaOptions:
     n_batch: int = 512
     max_tokens: int = 448  # per window; also capped by the window's length:
     max_tokens_per_second: float = 12.0  # speech needs 3-5; more only lets a looping model run on
+    token_slack: int = 24  # budget on top of the per-second one ("language English<asr_text>" is ~5)
     repeat_penalty: float | None = None  # None: the GGUF's general.sampling.penalty_repeat, else off
     repeat_last_n: int | None = None  # None: the GGUF's general.sampling.penalty_last_n, else 64
     reuse_cache: bool = True  # keep settled 8 s pieces' embeddings and the KV cache of the matching prefix
@@ -229,7 +230,7 @@ class LlamaAsrBackend:
     def _budget(self, seconds: float) -> int:
         # Speech runs at ~3-5 tokens per second; 12/s plus room for "language X<asr_text>" never
         # cuts real speech short and keeps a model that loops on noise from running for long.
-        return int(min(self.options.max_tokens, 24 + self.options.max_tokens_per_second * seconds))
+        return int(min(self.options.max_tokens, self.options.token_slack + self.options.max_tokens_per_second * seconds))
 
     def _prefill_helper(self, chunks) -> int:
         """The reference path: everything through ``mtmd_helper_eval_chunks``."""

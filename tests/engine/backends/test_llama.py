@@ -268,7 +268,7 @@ def test_streams_through_local_agreement(backend):
         committed += update.committed
         tentative_seen |= bool(update.tentative)
     committed += transcriber.finish().committed
-    assert transcriber.inferences >= 5
+    assert transcriber.inferences >= int(len(audio) / RATE / backend.min_update_seconds)  # an update per 2 s
     assert tentative_seen or committed
     assert all(0.0 <= w.start <= w.end <= len(audio) / RATE + 1e-6 for w in committed)
     assert all(a.start <= b.start + 1e-6 for a, b in zip(committed, committed[1:]))
