@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from pathlib import Path
 from typing import Callable
 
 from desktop_rt.engine.backends.base import AsrBackend
@@ -20,7 +19,6 @@ from desktop_rt.engine.worker import InferenceWorker, WorkerConfig
 
 __all__ = ["InProcessRuntime", "entry_loader", "entry_streaming"]
 
-_SESSION_OPTIONS = {"language"}
 
 
 class InProcessRuntime:
@@ -74,32 +72,12 @@ class InProcessRuntime:
         await asyncio.to_thread(self.stop_now)
 
 
-def _backend_options(entry: ModelEntry, options_class) -> object:
-    known = {f.name for f in dataclasses.fields(options_class)}
-    values = {k: v for k, v in entry.options if k in known and k not in _SESSION_OPTIONS}
-    return options_class(**values)
-
-
 def entry_loader(entry: ModelEntry) -> Callable[[], AsrBackend]:
     """The function that loads ``entry``'s backend (``whisper`` or ``llama``), named by its id."""
+    from desktop_rt.engine.model_loader import kind_for_entry, load_entry
 
-    def load_whisper() -> AsrBackend:
-        from desktop_rt.engine.backends.whisper import WhisperBackend, WhisperOptions
-        from desktop_rt.engine.models import ensure_default_model
-
-        folder = ensure_default_model() if entry.embedded else Path(entry.model_path or "")
-        return WhisperBackend(folder, _backend_options(entry, WhisperOptions), name=entry.id)
-
-    def load_llama() -> AsrBackend:
-        from desktop_rt.engine.backends.llama import LlamaAsrBackend, LlamaOptions
-
-        return LlamaAsrBackend(entry.model_path or "", entry.mmproj, _backend_options(entry, LlamaOptions),
-                               name=entry.id)
-
-    loaders = {"whisper": load_whisper, "llama": load_llama}
-    if entry.backend not in loaders:
-        raise ValueError(f"{entry.id} is a {entry.backend} model, not one loaded in this process")
-    return loaders[entry.backend]
+    kind_for_entry(entry)  # a command entry fails here, not when a session asks for it
+    return lambda: load_entry(entry)
 
 
 def entry_streaming(entry: ModelEntry, base: StreamingConfig) -> StreamingConfig:

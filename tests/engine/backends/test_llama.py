@@ -391,3 +391,19 @@ def test_a_thousand_windows_do_not_grow_memory(backend):
     gc.collect()
     grown = proc.memory_info().rss - before
     assert grown < 8 * 2**20, f"RSS grew {grown / 2**20:.1f} MiB over 1000 windows"
+
+
+def test_a_models_file_entry_reaches_the_llama_options(pair):
+    from desktop_rt.engine.model_loader import load_entry
+    from desktop_rt.engine.models_file import ModelEntry
+
+    entry = ModelEntry(id="tiny-asr", backend="llama", model_path=str(pair[0]), mmproj=str(pair[1]),
+                       options=(("threads", 1), ("token_slack", 3), ("update_seconds", 1.5), ("language", "en")))
+    b = load_entry(entry)
+    try:
+        assert b.name == "tiny-asr"
+        assert (b.options.threads, b.options.token_slack, b.min_update_seconds) == (1, 3, 1.5)
+        b.transcribe(noise(2.0))
+        assert b.stats.generated <= 3 + int(b.options.max_tokens_per_second * 2.0)
+    finally:
+        b.close()
