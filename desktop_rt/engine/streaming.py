@@ -312,6 +312,11 @@ class StreamingTranscriber:
             if strict and min(w.probability for w in [word, *same]) < cfg.onset_min_probability:
                 break
             agreed += 1
+        # Commit whole written words only: Whisper splits "ill-disposed" into "ill" + "-disposed",
+        # and two hypotheses agreeing on "ild" (of "ild-sposed") must not commit it while its
+        # other half is still unsettled.
+        while 0 < agreed < len(hypothesis) and not hypothesis[agreed].text[:1].isspace():
+            agreed -= 1
         committed, hypothesis = hypothesis[:agreed], hypothesis[agreed:]
         self._record(committed)
         kept = [(h[0][agreed:], h[1]) for h in history] if agreed else history

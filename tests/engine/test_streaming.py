@@ -220,3 +220,34 @@ def test_a_backend_sets_the_least_audio_per_update():
     slow = _SlowBackend(guess_probability=0.9)
     _feed(StreamingTranscriber(slow, StreamingConfig(vad=False)), 6.0)
     assert slow.windows == [2.0, 4.0, 6.0]  # not every 0.3 s / 0.6 s as for Whisper
+
+
+class _ScriptedBackend:
+    """Returns the next hypothesis of a script for each window (times on a 0.1 s grid)."""
+
+    def __init__(self, script: list[list[str]]):
+        self.script = script
+        self.calls = 0
+
+    def transcribe(self, audio, *, prompt=None, language=None):
+        from desktop_rt.engine.backends.base import Word
+
+        pieces = self.script[min(self.calls, len(self.script) - 1)]
+        self.calls += 1
+        return [Word(t, 0.1 * i, 0.1 * i + 0.08) for i, t in enumerate(pieces)]
+
+    def close(self):
+        pass
+
+
+def test_half_of_a_hyphenated_word_is_not_committed_alone():
+    backend = _ScriptedBackend([
+        [" is", " to", " be", " ild", "-sp"],
+        [" is", " to", " be", " ild", "-sposed."],
+        [" is", " to", " be", " ill", "-disposed."],
+        [" is", " to", " be", " ill", "-disposed."],
+    ])
+    tr = StreamingTranscriber(backend, StreamingConfig(vad=False, min_window_seconds=0.0, min_agree_seconds=0.0))
+    committed = _feed(tr, 2.4)
+    assert backend.calls == 4
+    assert "".join(w.text for w in committed) == " is to be ill-disposed."
