@@ -70,7 +70,11 @@ def read_clip(name: str) -> np.ndarray:
 
 
 def build_stream(name: str) -> Stream:
-    layout = STREAM_LAYOUTS[name]
+    return assemble_stream(name, STREAM_LAYOUTS[name])
+
+
+def assemble_stream(name: str, layout: list) -> Stream:
+    """A stream from a layout: clip names and float pauses in seconds, in order."""
     parts, texts = [], []
     for item in layout:
         if isinstance(item, float):

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _common import DATA, read_clip, wer  # noqa: E402
+from _common import assemble_stream, read_clip, wer  # noqa: E402
 
 CLIPS = ["ss-0870", "ss-0880", "ss-0890", "ss-0920", "ss-0930", "beckett"]
 PAUSES = [0.0, 0.3, 0.5, 1.0, 2.0]
@@ -39,23 +39,23 @@ STREAMS = 6
 
 
 def shuffled_streams(seed: int = 7):
-    """(audio, reference, [(clip start s, clip)]) for each stream; odd ones start with a pause."""
+    """(stream, [(clip start s, clip)]) for each stream; odd ones start with a pause."""
     rng = random.Random(seed)
-    audio = {c: read_clip(c) for c in CLIPS}
     for k in range(STREAMS):
         order = CLIPS[:]
         rng.shuffle(order)
-        parts, starts, t = [], [], 0.0
+        layout: list = []
         for c in order:
-            pause = rng.choice(PAUSES) if parts or k % 2 else 0.0
-            parts.append(np.zeros(int(16000 * pause), np.float32))
-            t += pause
-            starts.append((t, c))
-            parts.append(audio[c])
-            t += len(audio[c]) / 16000
-        parts.append(np.zeros(8000, np.float32))
-        reference = " ".join((DATA / f"{c}.txt").read_text().strip() for c in order)
-        yield np.concatenate(parts), reference, starts
+            layout += [rng.choice(PAUSES) if layout or k % 2 else 0.0, c]
+        layout.append(0.5)
+        starts, t = [], 0.0
+        for item in layout:
+            if isinstance(item, float):
+                t += item
+            else:
+                starts.append((t, item))
+                t += len(read_clip(item)) / 16000
+        yield assemble_stream(f"shuffled-{k}", layout), starts
 
 
 def run(backend, overrides: dict) -> dict:
@@ -65,7 +65,8 @@ def run(backend, overrides: dict) -> dict:
     errors = words = 0.0
     onsets: list[float] = []
     cpu = audio_s = 0.0
-    for audio, reference, starts in shuffled_streams():
+    for stream, starts in shuffled_streams():
+        audio, reference = stream.audio, stream.reference
         tr = StreamingTranscriber(backend, config)
         committed = []
         t0 = time.process_time()

@@ -20,7 +20,6 @@ from desktop_rt.engine.worker import InferenceWorker, WorkerConfig
 __all__ = ["InProcessRuntime", "entry_loader", "entry_streaming"]
 
 
-
 class InProcessRuntime:
     """Call order: ``start()`` (or ``start_now()`` off the loop), sessions use ``worker``, ``stop()``.
 

@@ -95,6 +95,17 @@ def drop_runaway(words: Sequence[Word], duration: float) -> list[Word]:
     return out[: int(MAX_WORDS_PER_SECOND * duration) + 4]
 
 
+def _whole_words(words: Sequence[Word], n: int) -> int:
+    """The longest prefix of ``words[:n]`` that ends at a written word's end.
+
+    Whisper splits "ill-disposed" into "ill" + "-disposed"; two hypotheses agreeing on "ild" (of
+    "ild-sposed") must not commit it while its other half is still unsettled.
+    """
+    while 0 < n < len(words) and not words[n].text[:1].isspace():
+        n -= 1
+    return n
+
+
 @dataclass(frozen=True)
 class StreamingConfig:
     language: str | None = None
@@ -312,11 +323,7 @@ class StreamingTranscriber:
             if strict and min(w.probability for w in [word, *same]) < cfg.onset_min_probability:
                 break
             agreed += 1
-        # Commit whole written words only: Whisper splits "ill-disposed" into "ill" + "-disposed",
-        # and two hypotheses agreeing on "ild" (of "ild-sposed") must not commit it while its
-        # other half is still unsettled.
-        while 0 < agreed < len(hypothesis) and not hypothesis[agreed].text[:1].isspace():
-            agreed -= 1
+        agreed = _whole_words(hypothesis, agreed)
         committed, hypothesis = hypothesis[:agreed], hypothesis[agreed:]
         self._record(committed)
         kept = [(h[0][agreed:], h[1]) for h in history] if agreed else history
@@ -354,7 +361,7 @@ class StreamingTranscriber:
                 # (words ending well before the window's end) so memory stays bounded.
                 horizon = self.audio_seconds - 3.0
                 latest = self._history[-1][0] if self._history else []
-                forced = [w for w in latest if w.end <= horizon]
+                forced = latest[: _whole_words(latest, sum(1 for w in latest if w.end <= horizon))]
                 if forced:
                     self._record(forced)
                     self._history = [(latest[len(forced) :], False)]

@@ -247,16 +247,17 @@ class LlamaAsrBackend:
         reuse = self.options.reuse_cache
         items: list[tuple] = []
         parts: list[tuple] = []  # (kind, chunk index, tokens or embeddings, first item)
-        audio_indices = [i for i in range(len(chunks)) if chunks.kind(i) == AUDIO]
+        n_pieces = sum(1 for i in range(len(chunks)) if chunks.kind(i) == AUDIO)
         self.stats.encoded_audio_chunks = 0
+        k = 0  # the piece the next audio chunk holds
         for i in range(len(chunks)):
             if chunks.kind(i) == TEXT:
                 toks = chunks.text_tokens(i)
                 parts.append((TEXT, i, toks, len(items)))
                 items += [("t", t) for t in toks]
             else:
-                k = audio_indices.index(i)
-                embd, digest = self._piece_embeddings(chunks, i, audio, k, len(audio_indices), reuse)
+                embd, digest = self._piece_embeddings(chunks, i, audio, k, n_pieces, reuse)
+                k += 1
                 parts.append((AUDIO, i, embd, len(items)))
                 items.append(("a", digest, chunks.n_pos(i)))
         known = (self._kv or []) if reuse else []
@@ -278,7 +279,7 @@ class LlamaAsrBackend:
             self._kv = items[: first + (len(payload) if kind == TEXT else 1)]
         self.stats.prompt_positions = n_past
         self.stats.reused_positions = keep_pos
-        self.stats.audio_chunks = len(audio_indices)
+        self.stats.audio_chunks = n_pieces
         self.stats.reused_audio_chunks = sum(1 for it in items[:keep] if it[0] == "a")
         return n_past
 
