@@ -125,12 +125,18 @@ def _quit_on_signals(app: QApplication, desktop: DesktopApp) -> None:
     the interpreter gets control, so a timer wakes it a few times a second while Qt's loop runs.
     """
 
+    def quit_now() -> None:
+        desktop.window.close()
+        desktop.controller.shutdown()  # no-op if closing the window already started it
+
     def request_quit(signum, _frame) -> None:
         log.info("%s received: saving and quitting", signal.Signals(signum).name)
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
-        desktop.window.close()
-        desktop.controller.shutdown()  # no-op if closing the window already started it
+        # The handler interrupts whatever Python code the main thread is running (a slot
+        # half-way through starting a session, say); quit from the event loop instead, between
+        # two events. A SIGTERM during start-up once ran shutdown() inside start_listening().
+        QTimer.singleShot(0, quit_now)
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, request_quit)
