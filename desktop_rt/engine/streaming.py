@@ -17,13 +17,19 @@ its first second of speech it guesses ("How do you marry" for "Had he married"),
 quick guesses can agree on wrong words. So while a segment's window is shorter than
 ``min_agree_seconds`` the engine updates more often (every ``onset_chunk_seconds``, starting
 once the window holds ``min_window_seconds``: shorter windows give only noise and flicker),
-and any window that short (also one a trim left short) needs more evidence:
-``onset_agreement`` consecutive hypotheses must agree, each giving the word at least
-``onset_min_probability``. Measured by bench/bench_onset.py (six shuffled
-streams of the eval clips, 36 segment onsets): the first word of a segment is committed 1.2 s
-of audio after it ends instead of 2.4 s, and WER went from 4.6% to 4.0%. Tried there and
-rejected: two agreeing hypotheses on short windows, even with a 0.6 s margin before the
-window's end (WER 6.6%); three with a probability floor of 0.3 (4.8%) or none (5.0%).
+and any window that short (also one a trim left short) needs more evidence: the
+``onset_agreement`` (2) latest hypotheses must agree, each giving every word at least
+``onset_min_probability`` (0.5) and the newest, which heard the most audio, at least
+``onset_latest_probability`` (0.6). The probabilities are the backend's; Whisper's count every
+spelling agreement treats as the same word (engine/backends/spelling.py: Whisper base splits a
+sentence-initial "And" between " And" and " and"). Measured by bench/bench_onset.py (six
+shuffled streams of the eval clips, 36 segment onsets): the first word of a segment is committed
+0.8 s of audio after it ends and WER is 4.0%; with no onset rule it was 2.4 s and 4.6%. Tried
+there and rejected: both floors 0.5 (WER 4.2%); three hypotheses with floor 0.4 on folded
+probabilities (4.8%); on faster-whisper's word-alignment probabilities, which do not fold
+spellings, three hypotheses with 0.4 (4.0%, onset 1.2 s; it left a quiet opening "And" waiting
+for 2 s windows), two anchored on a later word the model is 0.93 sure of (6.4%: it committed
+"How do you" for "Had he").
 
 The window is trimmed at the end of a committed sentence once it grows past ``trim_seconds``
 (or at the last committed word past ``max_window_seconds``), and committed text that has left
@@ -123,8 +129,9 @@ class StreamingConfig:
     min_agree_seconds: float = 2.0  # windows shorter than this are a segment's onset
     onset_chunk_seconds: float = 0.3
     min_window_seconds: float = 0.9  # the speech pad included: 0.5 s of speech
-    onset_agreement: int = 3
-    onset_min_probability: float = 0.4
+    onset_agreement: int = 2
+    onset_min_probability: float = 0.5
+    onset_latest_probability: float | None = 0.6  # floor for the newest hypothesis (None: the same)
 
 
 @dataclass(frozen=True)
@@ -314,13 +321,17 @@ class StreamingTranscriber:
         strict = onset or (bool(history) and history[-1][1])
         need = max(2, cfg.onset_agreement) if strict else 2
         others = [h[0] for h in history[-(need - 1) :]] if len(history) >= need - 1 else []
+        latest_floor = cfg.onset_min_probability if cfg.onset_latest_probability is None else cfg.onset_latest_probability
         agreed = 0
         while others and agreed < len(hypothesis):
             word = hypothesis[agreed]
             same = [o[agreed] for o in others if agreed < len(o)]
             if len(same) < len(others) or any(normalize_word(w.text) != normalize_word(word.text) for w in same):
                 break
-            if strict and min(w.probability for w in [word, *same]) < cfg.onset_min_probability:
+            if strict and (
+                min(w.probability for w in [word, *same]) < cfg.onset_min_probability
+                or word.probability < latest_floor
+            ):
                 break
             agreed += 1
         agreed = _whole_words(hypothesis, agreed)

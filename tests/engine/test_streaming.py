@@ -188,13 +188,13 @@ def _feed(tr: StreamingTranscriber, seconds: float) -> list:
 def test_unsure_first_guesses_of_a_segment_are_not_committed():
     backend = _GuessingBackend(guess_probability=0.2)
     committed = _feed(StreamingTranscriber(backend, StreamingConfig(vad=False)), 4.0)
-    # Onset updates every 0.3 s once the window holds 0.9 s; three short windows agree...
+    # Onset updates every 0.3 s once the window holds 0.9 s; the short windows agree...
     assert backend.windows[:4] == [0.9, 1.2, 1.5, 1.8]
     text = " ".join(w.text.strip() for w in committed)
     assert text.startswith("had he married"), text  # ...but the model is unsure of them
 
 
-def test_onset_words_commit_when_three_short_windows_agree_with_confidence():
+def test_onset_words_commit_when_two_short_windows_agree_with_confidence():
     backend = _GuessingBackend(guess_probability=0.9)
     tr = StreamingTranscriber(backend, StreamingConfig(vad=False))
     committed = []
@@ -207,7 +207,43 @@ def test_onset_words_commit_when_three_short_windows_agree_with_confidence():
     assert [w.text.strip() for w in committed][:2] == ["how", "do"]  # confident guesses are taken
     assert first_at < StreamingConfig().min_agree_seconds  # from onset windows, not after 2 s
     two = StreamingTranscriber(_GuessingBackend(0.9), StreamingConfig(vad=False, onset_agreement=4))
-    assert _feed(two, 1.2) == []  # a fourth hypothesis is needed when asked for
+    assert _feed(two, 1.2) == []  # four hypotheses are needed when asked for
+
+
+class _GrowingConfidenceBackend:
+    """The same onset words every window, each window surer of them than the one before."""
+
+    def __init__(self, confidences: list[float]):
+        self.confidences = confidences
+        self.calls = 0
+
+    def transcribe(self, audio, *, prompt=None, language=None):
+        from desktop_rt.engine.backends.base import Word
+
+        p = self.confidences[min(self.calls, len(self.confidences) - 1)]
+        self.calls += 1
+        return [Word(w.text, w.start, w.end, p) for w in _words("and mister john") if w.start < len(audio) / 16000]
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize(
+    ("confidences", "commits_at"),
+    [
+        ([0.55, 0.63], 1.2),  # both over 0.5, the newest over 0.6: the second window commits
+        ([0.55, 0.55, 0.55, 0.55, 0.65], 2.4),  # the newest must reach 0.6 (windows 0.9 ... 1.8, 2.4)
+        ([0.45, 0.9, 0.9], 1.5),  # every agreeing hypothesis must reach 0.5
+    ],
+)
+def test_onset_agreement_needs_every_hypothesis_sure_and_the_newest_surer(confidences, commits_at):
+    tr = StreamingTranscriber(_GrowingConfidenceBackend(confidences), StreamingConfig(vad=False))
+    first_at = None
+    for _ in range(30):
+        tr.insert_audio(np.zeros(1600, dtype=np.float32))
+        if tr.process().committed and first_at is None:
+            first_at = round(tr.buffered_seconds, 1)
+    assert first_at == commits_at
 
 
 class _SlowBackend(_GuessingBackend):

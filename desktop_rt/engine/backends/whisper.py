@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from desktop_rt.engine.backends.base import SAMPLE_RATE, Word
+from desktop_rt.engine.backends.spelling import SpellingFolder, word_probabilities
 from desktop_rt.engine.models import check_ctranslate2_dir
 from desktop_rt.errors import ModelCorruptError
 
@@ -49,6 +50,10 @@ class WhisperOptions:
     context: str = "fit"  # "fit": encoder sees the window plus padding; "full": always 30 s
     context_pad_seconds: float = 2.0
     min_context_seconds: float = 10.0
+    # "decoding": a word's probability is how sure greedy decoding was of it, summed over the
+    # spellings agreement treats as the same word (see engine/backends/spelling.py);
+    # "alignment": faster-whisper's, from its word-alignment pass (always so with beam search).
+    word_probability: str = "decoding"
 
 
 _PREPEND = "\"'“¿([{-"
@@ -89,6 +94,14 @@ class WhisperBackend:
                 f"Could not load the Whisper model in {folder}: {exc}. The files are damaged or "
                 f"not a CTranslate2 Whisper model; re-download or re-convert it."
             ) from exc
+        self._spellings: SpellingFolder | None = None
+        if self._folds_spelling:
+            hf = self._model.hf_tokenizer
+            eot = hf.token_to_id("<|endoftext|>")
+            # ~0.1 s, here rather than in the first window, whose caption it would delay
+            self._spellings = SpellingFolder(
+                lambda t: hf.decode([t]) if t < eot else f"special{t}", hf.get_vocab_size()
+            )
 
     @property
     def name(self) -> str:
@@ -173,6 +186,7 @@ class WhisperBackend:
             no_repeat_ngram_size=0,
             max_length=max_length,
             return_scores=True,
+            return_logits_vocab=self._folds_spelling,
             return_no_speech_prob=True,
             suppress_blank=True,
             suppress_tokens=get_suppressed_tokens(tokenizer, [-1]),
@@ -197,14 +211,41 @@ class WhisperBackend:
         model.add_word_timestamps(
             [segments], tokenizer, encoder_output, segment_size, _PREPEND, _APPEND, last_speech_timestamp=0.0
         )
+        folded = self._folded_probabilities(tokenizer, tokens, result.logits[0]) if self._folds_spelling else {}
         words: list[Word] = []
+        cursor = 0
         for seg in segments:
+            text_tokens = [t for t in seg["tokens"] if t < tokenizer.eot]
+            steps, cursor = _steps_of(tokens, text_tokens, cursor)
             if seg["start"] == seg["end"] or not tokenizer.decode(seg["tokens"]).strip():
                 continue
-            for w in seg.get("words") or ():
+            seg_words = [w for w in seg.get("words") or () if w["word"]]
+            probs: list[float | None] = [None] * len(seg_words)
+            if folded and steps is not None:
+                probs = word_probabilities(
+                    [w["word"] for w in seg_words],
+                    [(tokenizer.decode([t]), folded[i]) for t, i in zip(text_tokens, steps)],
+                )
+            for w, p in zip(seg_words, probs):
                 if w["word"].strip():
-                    words.append(Word(w["word"], float(w["start"]), float(w["end"]), float(w["probability"])))
+                    prob = float(w["probability"]) if p is None else p
+                    words.append(Word(w["word"], float(w["start"]), float(w["end"]), prob))
         return words
+
+    @property
+    def _folds_spelling(self) -> bool:
+        return self.options.word_probability == "decoding" and self.options.beam_size == 1
+
+    def _folded_probabilities(self, tokenizer, tokens: list[int], step_scores) -> dict[int, float]:
+        """Step index -> folded probability of the text token chosen there."""
+        folder = self._spellings
+        if folder is None:
+            return {}
+        return {
+            i: folder.probability(np.asarray(step_scores[i]), t)
+            for i, t in enumerate(tokens)
+            if t < tokenizer.eot and i < len(step_scores)
+        }
 
     def _tokenizer(self, language: str):
         from faster_whisper.tokenizer import Tokenizer
@@ -228,3 +269,12 @@ class WhisperBackend:
         model, self._model = self._model, None
         if model is not None:
             del model
+
+
+def _steps_of(sequence: list[int], run: list[int], cursor: int) -> tuple[list[int] | None, int]:
+    """Where ``run`` occurs contiguously in ``sequence`` at or after ``cursor``: its step indices."""
+    n = len(run)
+    for start in range(cursor, len(sequence) - n + 1):
+        if sequence[start : start + n] == run:
+            return list(range(start, start + n)), start + n
+    return None, cursor
