@@ -39,8 +39,13 @@ hypothesis that start before the last committed word ended, or that repeat the c
 
 A voice-activity gate (Silero) keeps silence and noise away from the model, which otherwise
 invents text on them. Audio before speech is dropped (keeping ``speech_pad_seconds``); when
-speech has been followed by ``endpoint_silence_seconds`` of silence, the segment is transcribed
-one last time and committed whole, so a sentence does not wait for the next one to settle.
+speech has been followed by ``endpoint_silence_seconds`` of silence, the segment is committed
+whole, so a sentence does not wait for the next one to settle. Its last pass runs as soon as
+``speech_pad_seconds`` of silence follow the speech (not at the next ``min_chunk_seconds``),
+and the endpoint, or :meth:`StreamingTranscriber.finish`, commits that hypothesis without
+another pass when nothing but silence came after it: the words that end a sentence no longer
+wait for a pass after the endpoint (and commit earlier when the closing pass agrees with the
+one before).
 """
 
 from __future__ import annotations
@@ -183,6 +188,7 @@ class StreamingTranscriber:
         self._history: list[tuple[list[Word], bool]] = []
         self._trimmed = False  # the window has been trimmed since the segment began
         self._tentative: tuple[Word, ...] = ()
+        self._hypothesis_end: float | None = None  # stream time the latest hypothesis's window ended
         self._speech_start: float | None = None  # first speech frame since the gate last closed
         self._last_speech_end = 0.0
         self.inferences = 0
@@ -230,16 +236,15 @@ class StreamingTranscriber:
                 return StreamUpdate((), self._tentative)
             if now - self._last_speech_end >= cfg.endpoint_silence_seconds:
                 return self._finalize(until=self._last_speech_end + cfg.speech_pad_seconds)
+            if self._closing_due(now):
+                return self._update()
         # The quick pace is for a segment's start; a window the trim left short has the text
         # before it as prompt and goes at the normal pace (it still needs the stricter agreement).
         onset = not self._trimmed and self.buffered_seconds < cfg.min_agree_seconds
         chunk = max(cfg.onset_chunk_seconds if onset else cfg.min_chunk_seconds, self._backend_chunk)
         if self._new_samples < chunk * SAMPLE_RATE or self.buffered_seconds < cfg.min_window_seconds:
             return StreamUpdate((), self._tentative)
-        hypothesis = self._transcribe()
-        committed = self._agree(hypothesis)
-        committed += self._trim()
-        return StreamUpdate(tuple(committed), self._tentative)
+        return self._update()
 
     def finish(self) -> StreamUpdate:
         """Commit everything still held back and empty the window."""
@@ -250,10 +255,41 @@ class StreamingTranscriber:
         self._reset_window()
 
     # -- internals ------------------------------------------------------------------------
+    def _update(self) -> StreamUpdate:
+        hypothesis = self._transcribe()
+        committed = self._agree(hypothesis)
+        committed += self._trim()
+        return StreamUpdate(tuple(committed), self._tentative)
+
+    def _closing_due(self, now: float) -> bool:
+        """Speech stopped ``speech_pad_seconds`` ago and no hypothesis has heard it to its end.
+
+        Transcribing right then, instead of at the next ``min_chunk_seconds``, gives the
+        hypothesis that an endpoint or :meth:`finish` will commit without another pass (see
+        :meth:`_heard_to`). Not for backends that asked for fewer updates: every pause in
+        speech would cost them one.
+        """
+        cfg = self.config
+        if self._backend_chunk > cfg.min_chunk_seconds or self.buffered_seconds < cfg.min_window_seconds:
+            return False
+        speech_done = self._last_speech_end + cfg.speech_pad_seconds
+        return now >= speech_done and not self._heard_to(speech_done)
+
+    def _heard_to(self, t: float) -> bool:
+        """Whether the latest hypothesis was made on a window reaching stream time ``t``."""
+        return self._hypothesis_end is not None and self._hypothesis_end >= min(t, self.audio_seconds) - 1e-6
+
     def _finalize(self, until: float | None) -> StreamUpdate:
         committed: list[Word] = []
         has_speech = self._vad is None or self._speech_start is not None
-        if has_speech and len(self._buffer):
+        # The latest hypothesis already heard all the speech there is (the gate says nothing
+        # followed it): its tentative words are what one more pass would give, so commit them.
+        speech_done = until
+        if until is None:
+            speech_done = self.audio_seconds if self._vad is None else self._last_speech_end + self.config.speech_pad_seconds
+        if has_speech and len(self._buffer) and self._heard_to(speech_done):
+            committed = self._accept(list(self._tentative))
+        elif has_speech and len(self._buffer):
             if until is not None:
                 keep = int(max(0.0, until - self._buffer_start) * SAMPLE_RATE)
                 self._buffer = self._buffer[:keep]
@@ -269,6 +305,7 @@ class StreamingTranscriber:
         self._history = []
         self._trimmed = False
         self._tentative = ()
+        self._hypothesis_end = None
         self._speech_start = None
 
     def _drop_before(self, t: float) -> None:
@@ -292,6 +329,7 @@ class StreamingTranscriber:
             # Skip the non-speech before the segment (committed words all lie after its start).
             self._drop_before(self._speech_start - self.config.speech_pad_seconds)
         self._new_samples = 0
+        self._hypothesis_end = self._buffer_start + self.buffered_seconds
         if len(self._buffer) < SAMPLE_RATE // 10:
             return []
         self.inferences += 1

@@ -287,3 +287,48 @@ def test_half_of_a_hyphenated_word_is_not_committed_alone():
     committed = _feed(tr, 2.4)
     assert backend.calls == 4
     assert "".join(w.text for w in committed) == " is to be ill-disposed."
+
+
+def test_finish_commits_a_hypothesis_that_heard_everything_without_another_pass():
+    backend = _ScriptedBackend([[" he", " was", " not"], [" an", " ill", "-disposed"]])
+    tr = StreamingTranscriber(backend, StreamingConfig(vad=False, min_window_seconds=0.0, min_agree_seconds=0.0))
+    tr.insert_audio(np.zeros(16000, dtype=np.float32))
+    assert tr.process().tentative_text == " he was not"
+    assert "".join(w.text for w in tr.finish().committed) == " he was not"
+    assert backend.calls == 1  # nothing was inserted after that hypothesis: no second pass
+    tr.insert_audio(np.zeros(16000, dtype=np.float32))
+    tr.process()
+    tr.insert_audio(np.zeros(1600, dtype=np.float32))  # audio no hypothesis has heard
+    assert "".join(w.text for w in tr.finish().committed) == " an ill-disposed"
+    assert backend.calls == 3
+
+
+class _Recording:
+    """Wraps a backend and notes the stream time of each call."""
+
+    def __init__(self, backend, transcriber_ref: list):
+        self.backend, self.ref, self.calls_at = backend, transcriber_ref, []
+
+    def transcribe(self, audio, *, prompt=None, language=None):
+        self.calls_at.append(self.ref[0].audio_seconds)
+        return self.backend.transcribe(audio, prompt=prompt, language=language)
+
+
+def test_a_pause_is_transcribed_once_and_the_endpoint_commits_that(whisper_backend):
+    clip = read_clip("ss-0880")
+    audio = np.concatenate([clip, np.zeros(16000 * 2, dtype=np.float32)])
+    ref: list = []
+    recording = _Recording(whisper_backend, ref)
+    tr = StreamingTranscriber(recording, StreamingConfig(language="en"))
+    ref.append(tr)
+    committed = []
+    for i in range(0, len(audio), 1600):
+        tr.insert_audio(audio[i : i + 1600])
+        committed += tr.process().committed
+    text = "".join(w.text for w in committed)
+    assert words_of(text) == words_of(reference_text("ss-0880").replace("ill disposed", "ill-disposed"))
+    speech_end, cfg = tr._last_speech_end, tr.config
+    assert tr.audio_seconds > speech_end + cfg.endpoint_silence_seconds
+    assert tr._speech_start is None  # the endpoint closed the segment...
+    # ...without a pass of its own: the last one ran once the pad after the speech was in.
+    assert speech_end + cfg.speech_pad_seconds <= recording.calls_at[-1] < speech_end + cfg.speech_pad_seconds + 0.11
