@@ -236,8 +236,16 @@ class StreamingTranscriber:
                 return StreamUpdate((), self._tentative)
             if now - self._last_speech_end >= cfg.endpoint_silence_seconds:
                 return self._finalize(until=self._last_speech_end + cfg.speech_pad_seconds)
+            speech_done = self._last_speech_end + cfg.speech_pad_seconds
+            if now >= speech_done and self._heard_to(speech_done):
+                return StreamUpdate((), self._tentative)  # a pause already heard: nothing new
             if self._closing_due(now):
-                return self._update()
+                # The regular pace goes on from the last regular pass, so the words after a
+                # short pause are not held back by this one (bench_onset: onset 1.02 s -> 0.83 s).
+                pending = self._new_samples
+                update = self._update()
+                self._new_samples = pending
+                return update
         # The quick pace is for a segment's start; a window the trim left short has the text
         # before it as prompt and goes at the normal pace (it still needs the stricter agreement).
         onset = not self._trimmed and self.buffered_seconds < cfg.min_agree_seconds
