@@ -178,7 +178,7 @@ def main(argv=None) -> int:
     p.add_argument("--max-sessions", type=int, default=None, help="most concurrent sessions (default 6; 3 quick)")
     p.add_argument("--stream", default=C.QUICK_STREAM, help=f"one of {', '.join(C.STREAM_LAYOUTS)}")
     p.add_argument("--speed", type=float, default=1.0, help="pace multiplier (1 = real time)")
-    p.add_argument("--threads", type=int, default=0, help="CTranslate2 threads (0: one per core)")
+    p.add_argument("--threads", type=int, default=0, help="CTranslate2 threads (0: the engine default, default_threads())")
     p.add_argument("--language", default="en", help="language of every session (default en)")
     p.add_argument("--model", default=None, help="CTranslate2 Whisper folder (default: the embedded model)")
     p.add_argument("--out", default=str(BENCH / "results"), help="where the .md and .json go")
