@@ -50,24 +50,18 @@ one before).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from desktop_rt.engine.backends.base import SAMPLE_RATE, AsrBackend, Word
+from desktop_rt.engine.backends.spelling import normalize_word
 from desktop_rt.engine.vad import FRAME_SECONDS, FrameVad, SpeechProbability
 
 __all__ = ["StreamingConfig", "StreamUpdate", "StreamingTranscriber", "normalize_word", "drop_runaway"]
 
 _SENTENCE_END = (".", "?", "!", "…")
-_NORMALIZE = re.compile(r"[^\w']+", re.UNICODE)
-
-
-def normalize_word(text: str) -> str:
-    """The form two hypotheses are compared in: lower case, no punctuation, no spaces."""
-    return _NORMALIZE.sub("", text).lower()
 
 
 _REPEAT_WORDS = 16  # how far back a hypothesis may repeat the committed words
@@ -236,16 +230,16 @@ class StreamingTranscriber:
                 return StreamUpdate((), self._tentative)
             if now - self._last_speech_end >= cfg.endpoint_silence_seconds:
                 return self._finalize(until=self._last_speech_end + cfg.speech_pad_seconds)
-            speech_done = self._last_speech_end + cfg.speech_pad_seconds
-            if now >= speech_done and self._heard_to(speech_done):
-                return StreamUpdate((), self._tentative)  # a pause already heard: nothing new
-            if self._closing_due(now):
-                # The regular pace goes on from the last regular pass, so the words after a
-                # short pause are not held back by this one (bench_onset: onset 1.02 s -> 0.83 s).
-                pending = self._new_samples
-                update = self._update()
-                self._new_samples = pending
-                return update
+            if now >= self._speech_done:  # in a pause
+                if self._heard_to(self._speech_done):
+                    return StreamUpdate((), self._tentative)  # already heard: nothing new
+                if self._closing_pass_allowed():
+                    # The regular pace goes on from the last regular pass, so the words after a
+                    # short pause are not held back by this one (bench_onset: onset 1.02 s -> 0.83 s).
+                    pending = self._new_samples
+                    update = self._update()
+                    self._new_samples = pending
+                    return update
         # The quick pace is for a segment's start; a window the trim left short has the text
         # before it as prompt and goes at the normal pace (it still needs the stricter agreement).
         onset = not self._trimmed and self.buffered_seconds < cfg.min_agree_seconds
@@ -269,19 +263,20 @@ class StreamingTranscriber:
         committed += self._trim()
         return StreamUpdate(tuple(committed), self._tentative)
 
-    def _closing_due(self, now: float) -> bool:
-        """Speech stopped ``speech_pad_seconds`` ago and no hypothesis has heard it to its end.
+    @property
+    def _speech_done(self) -> float:
+        """Stream time by which all speech so far, and its pad, has been heard."""
+        return self._last_speech_end + self.config.speech_pad_seconds
 
-        Transcribing right then, instead of at the next ``min_chunk_seconds``, gives the
-        hypothesis that an endpoint or :meth:`finish` will commit without another pass (see
-        :meth:`_heard_to`). Not for backends that asked for fewer updates: every pause in
-        speech would cost them one.
+    def _closing_pass_allowed(self) -> bool:
+        """Whether to transcribe a pause as soon as its pad is in (see the module doc).
+
+        That pass gives the hypothesis an endpoint or :meth:`finish` commits without another
+        one (see :meth:`_heard_to`). Not for backends that asked for fewer updates: every
+        pause in speech would cost them one.
         """
         cfg = self.config
-        if self._backend_chunk > cfg.min_chunk_seconds or self.buffered_seconds < cfg.min_window_seconds:
-            return False
-        speech_done = self._last_speech_end + cfg.speech_pad_seconds
-        return now >= speech_done and not self._heard_to(speech_done)
+        return self._backend_chunk <= cfg.min_chunk_seconds and self.buffered_seconds >= cfg.min_window_seconds
 
     def _heard_to(self, t: float) -> bool:
         """Whether the latest hypothesis was made on a window reaching stream time ``t``."""
@@ -294,7 +289,7 @@ class StreamingTranscriber:
         # followed it): its tentative words are what one more pass would give, so commit them.
         speech_done = until
         if until is None:
-            speech_done = self.audio_seconds if self._vad is None else self._last_speech_end + self.config.speech_pad_seconds
+            speech_done = self.audio_seconds if self._vad is None else self._speech_done
         if has_speech and len(self._buffer) and self._heard_to(speech_done):
             committed = self._accept(list(self._tentative))
         elif has_speech and len(self._buffer):

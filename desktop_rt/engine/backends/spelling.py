@@ -17,28 +17,27 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["SpellingFolder", "word_probabilities", "spelling_key"]
+__all__ = ["SpellingFolder", "word_probabilities", "normalize_word"]
 
 _NOT_WORD = re.compile(r"[^\w']+", re.UNICODE)
 
 
-def spelling_key(text: str) -> str:
-    """What is left of a token or word once case, spaces and punctuation are set aside.
+def normalize_word(text: str) -> str:
+    """The form two hypotheses are compared in: lower case, no punctuation, no spaces.
 
-    The same form as :func:`desktop_rt.engine.streaming.normalize_word` (apostrophes stay:
-    "its" and "it's" are different words).
+    Apostrophes stay ("its" and "it's" are different words). Tokens are grouped by it too.
     """
     return _NOT_WORD.sub("", text).lower()
 
 
 class SpellingFolder:
-    """Groups a vocabulary's tokens by :func:`spelling_key`; built once per tokenizer."""
+    """Groups a vocabulary's tokens by :func:`normalize_word`; built once per tokenizer."""
 
     def __init__(self, decode: Callable[[int], str], vocab_size: int):
         keys: dict[str, int] = {}
         self._group = np.empty(vocab_size, dtype=np.int64)
         for token in range(vocab_size):
-            self._group[token] = keys.setdefault(spelling_key(decode(token)), len(keys))
+            self._group[token] = keys.setdefault(normalize_word(decode(token)), len(keys))
         order = np.argsort(self._group, kind="stable")
         bounds = np.searchsorted(self._group[order], np.arange(len(keys) + 1))
         self._members = [order[bounds[g] : bounds[g + 1]] for g in range(len(keys))]
@@ -65,7 +64,7 @@ def word_probabilities(words: Sequence[str], tokens: Sequence[tuple[str, float]]
     spans: list[tuple[int, int, float, bool]] = []
     at = 0
     for text, p in tokens:
-        spans.append((at, at + len(text), p, bool(spelling_key(text))))
+        spans.append((at, at + len(text), p, bool(normalize_word(text))))
         at += len(text)
     out: list[float | None] = []
     at = 0

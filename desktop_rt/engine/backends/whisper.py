@@ -223,12 +223,14 @@ class WhisperBackend:
         cursor = 0
         for seg in segments:
             text_tokens = [t for t in seg["tokens"] if t < tokenizer.eot]
-            steps, cursor = _steps_of(tokens, text_tokens, cursor)
+            steps = None
+            if folded:
+                steps, cursor = _steps_of(tokens, text_tokens, cursor)
             if seg["start"] == seg["end"] or not tokenizer.decode(seg["tokens"]).strip():
                 continue
             seg_words = [w for w in seg.get("words") or () if w["word"]]
             probs: list[float | None] = [None] * len(seg_words)
-            if folded and steps is not None:
+            if steps is not None:
                 probs = word_probabilities(
                     [w["word"] for w in seg_words],
                     [(tokenizer.decode([t]), folded[i]) for t, i in zip(text_tokens, steps)],

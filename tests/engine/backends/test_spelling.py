@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from conftest import librivox_stream
-from desktop_rt.engine.backends.spelling import SpellingFolder, spelling_key, word_probabilities
+from desktop_rt.engine.backends.spelling import SpellingFolder, word_probabilities
+from desktop_rt.engine.backends.spelling import normalize_word as spelling_key
 from desktop_rt.engine.backends.whisper import WhisperBackend, WhisperOptions
 
 VOCAB = [" And", " and", "And", " Mr", ".", ",", " John", "Dash", "wood"]
