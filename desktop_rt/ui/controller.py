@@ -23,7 +23,7 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, Settings, save_settings
 from desktop_rt.engine.capture import CaptureFeed
-from desktop_rt.engine.mic import AudioSource, SoundDeviceSource
+from desktop_rt.engine.mic import LOST, AudioSource, SoundDeviceSource, SourceStatus
 from desktop_rt.engine.recorder import TranscriptRecorder
 from desktop_rt.engine.store import StoreError, StoreWriter
 from desktop_rt.errors import DesktopRtError
@@ -211,9 +211,17 @@ class AppController(QObject):
             return
         uid = "rec_" + secrets.token_hex(8)
         settings = self.settings
+        try:
+            source = self._source_factory(settings)
+        except DesktopRtError as exc:
+            # A source that cannot be made (DESKTOP_RT_AUDIO_FILE naming a missing or unreadable
+            # file) is reported where a lost microphone is, not raised out of a Qt slot.
+            log.warning("could not open the audio source: %s", exc)
+            self.bridge.publish(SourceStatus(LOST, "audio source", str(exc)))
+            return
         recorder: TranscriptRecorder
         feed = CaptureFeed(
-            self._source_factory(settings), None,
+            source, None,
             on_status=self.bridge.publish, on_level=self.bridge.publish,
             on_turn=lambda mark: recorder.turn_mark(mark),
             hands_free=settings.audio.mode == HANDS_FREE,

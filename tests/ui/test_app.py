@@ -182,3 +182,28 @@ def test_about_box_reports_the_packaged_version(make_app):
     help_menu = next(a.menu() for a in app.window.menuBar().actions() if a.text() == "&Help")
     assert "About desktop-rt" in [a.text() for a in help_menu.actions()]
     assert f"desktop-rt {version}" in app.window.about_text()
+
+
+def test_an_audio_source_that_cannot_open_is_shown_not_raised(qtbot, tmp_path, whisper_backend):
+    from desktop_rt.config import AudioSettings
+    from desktop_rt.engine.mic import FileAudioSource
+
+    missing = tmp_path / "no-such-recording.wav"
+    app = build_app(
+        settings=Settings().with_group(server=ServerSettings(port=0), audio=AudioSettings(mode=PUSH_TO_TALK)),
+        source_factory=lambda _settings: FileAudioSource(missing),
+        backend_factory=lambda _spec: whisper_backend,
+        history_path=tmp_path / "history.sqlite3",
+        persist_settings=False,
+        owns_backend=False,
+    )
+    app.start()  # the server comes up, then the app tries to listen
+    try:
+        qtbot.waitUntil(lambda: "no-such-recording.wav" in app.window.status_panel.message, timeout=60_000)
+        assert "unavailable" in app.window.status_panel.mic_label.text()
+        assert not app.controller.listening
+        assert app.controller.server is not None  # the server stays up for other programs
+    finally:
+        app.window.close()
+        qtbot.waitUntil(app.controller.stopped.is_set, timeout=60_000)
+        app.window.deleteLater()
