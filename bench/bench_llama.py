@@ -132,6 +132,8 @@ def paced_run(backend, audio: np.ndarray) -> dict:
     rec = Recorder(backend)
     transcriber = StreamingTranscriber(rec, StreamingConfig(language="en"))
     walls: list[float] = []
+    gaps: list[float] = []  # wall seconds between an update and the one before it in the same segment
+    last = [None]
 
     def step():
         n = len(rec.windows)
@@ -139,6 +141,10 @@ def paced_run(backend, audio: np.ndarray) -> dict:
         update = transcriber.process()
         if len(rec.windows) > n:
             walls.append(time.monotonic() - t0)
+            # A segment's first update starts a new history (an endpoint cleared it): no gap to it.
+            if last[0] is not None and len(transcriber._history) > 1:
+                gaps.append(t0 - last[0])
+            last[0] = t0
         return [(w.text, w.start, w.end) for w in update.committed]
 
     res = run_paced(audio, speed=1.0, insert=transcriber.insert_audio, step=step,
@@ -149,6 +155,9 @@ def paced_run(backend, audio: np.ndarray) -> dict:
         "update_every_s": round(audio_s / max(1, len(walls)), 2),
         "update_wall_s_mean": round(float(np.mean(walls)), 3) if walls else None,
         "update_wall_s_max": round(float(np.max(walls)), 3) if walls else None,
+        "update_gap_s_mean": round(float(np.mean(gaps)), 3) if gaps else None,
+        "update_gap_s_p90": round(float(np.percentile(gaps, 90)), 3) if gaps else None,
+        "update_gap_s_max": round(float(np.max(gaps)), 3) if gaps else None,
         "max_backlog_s": round(res.max_backlog, 2),
         "final_latency_s": round(res.final_latency, 2),
         "cpu_s_per_audio_s": round(res.cpu_seconds / audio_s, 3),
@@ -194,24 +203,32 @@ def main() -> int:
     ap.add_argument("--token-slack", type=int, default=6,
                     help="tokens allowed on top of --tokens-per-second: the ~5 of 'language English<asr_text>' "
                          "(random weights never stop by themselves; the backend's default of 24 is a safety margin)")
+    ap.add_argument("--block-seconds", type=int, default=None,
+                    help="LlamaOptions.encoder_block_seconds (default: the backend's default)")
+    ap.add_argument("--update-seconds", type=float, default=None,
+                    help="LlamaOptions.update_seconds (default: the backend's default)")
     ap.add_argument("--streams-only", action="store_true", help="skip the per-window costs and the C-helper replay")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
 
     from desktop_rt.engine.backends.llama import LlamaAsrBackend, LlamaOptions
 
+    block = args.block_seconds or LlamaOptions().encoder_block_seconds
+    update_s = args.update_seconds or LlamaOptions().update_seconds
     text, mmproj = ensure_model(args.model_dir)
     stream = build_stream("librivox")
     audio = stream.audio[: 12 * RATE] if args.quick else stream.audio
     lengths = (4, 8, 12) if args.quick else (2, 4, 8, 12, 16, 24)
     report: dict = {"machine": machine_info(), "threads": args.threads, "audio_s": len(audio) / RATE,
-                    "tokens_per_second_cap": args.tokens_per_second, "token_slack": args.token_slack}
+                    "tokens_per_second_cap": args.tokens_per_second, "token_slack": args.token_slack,
+                    "encoder_block_seconds": block, "update_seconds": update_s}
 
     def open_backend(reuse: bool):
         t0 = time.monotonic()
         b = LlamaAsrBackend(text, mmproj, LlamaOptions(threads=args.threads, reuse_cache=reuse, draft=reuse,
                                                        max_tokens_per_second=args.tokens_per_second,
-                                                       token_slack=args.token_slack))
+                                                       token_slack=args.token_slack,
+                                                       encoder_block_seconds=block, update_seconds=update_s))
         report.setdefault("load_s", round(time.monotonic() - t0, 2))
         return b
 
@@ -257,7 +274,8 @@ def main() -> int:
     live = open_backend(True)
     report["paced_with_reuse"] = paced = paced_run(live, audio)
     print(f"paced: an update every {paced['update_every_s']} s taking {paced['update_wall_s_mean']} s "
-          f"(max {paced['update_wall_s_max']} s), max backlog {paced['max_backlog_s']} s, final latency "
+          f"(max {paced['update_wall_s_max']} s); within a segment one every {paced['update_gap_s_mean']} s "
+          f"(p90 {paced['update_gap_s_p90']}, max {paced['update_gap_s_max']} s), max backlog {paced['max_backlog_s']} s, final latency "
           f"{paced['final_latency_s']} s, {paced['cpu_s_per_audio_s']} CPU s / audio s", file=sys.stderr)
     live.close()
     report["peak_rss_mb"] = round(peak_rss_mb(), 1)

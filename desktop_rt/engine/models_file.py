@@ -73,11 +73,16 @@ OPTION_TYPES: dict[str, dict[str, type]] = {
     "llama": {
         "threads": int, "n_ctx": int, "n_batch": int, "max_tokens": int, "repeat_penalty": float,
         "repeat_last_n": int, "reuse_cache": bool, "draft": bool, "max_tokens_per_second": float,
-        "token_slack": int, "update_seconds": float, "language": str,
+        "token_slack": int, "update_seconds": float, "encoder_block_seconds": int, "language": str,
     },
     "command": {"upstream_model": str, "start_timeout": float},
 }
 """The ``options`` each backend takes, with their types (``language`` is a session default)."""
+
+OPTION_CHOICES: dict[str, tuple[OptionValue, ...]] = {
+    "encoder_block_seconds": (1, 2, 4, 8),  # whole seconds dividing Qwen3-ASR's 8 s encoder window
+}
+"""Options that take only a few values."""
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -267,6 +272,9 @@ def _option(backend: str, name: str, value: object, complain) -> OptionValue:
                        f"not {_type_word(value)}")
     if want in (int, float) and (value < 0 or not math.isfinite(value)):
         raise complain(f"must not be negative, got {value}")
+    choices = OPTION_CHOICES.get(name)
+    if choices is not None and value not in choices:
+        raise complain(f"must be one of {', '.join(map(str, choices))}, got {value}")
     return value
 
 

@@ -95,6 +95,8 @@ def test_the_embedded_model_takes_settings_but_not_files():
         ('[models.b]\nbackend = "whisper"\npaths = { model = "/x" }\nttl = 5\ncolour = "red"\n', 5,
          ["models.b.colour", "unknown key"]),
         ('[models."bad id!"]\nbackend = "whisper"\n', 1, ["bad id!", "letters, digits"]),
+        ('[models.q]\nbackend = "llama"\npaths = { model = "/t.gguf", mmproj = "/m.gguf" }\n'
+         'options = { encoder_block_seconds = 3 }\n', 4, ["models.q.options.encoder_block_seconds", "1, 2, 4, 8", "3"]),
     ],
 )
 def test_errors_name_the_file_line_and_key(tmp_path, text, line, words):

@@ -7,21 +7,32 @@ greedily with the repeat penalty the GGUF asks for (``general.sampling.penalty_r
 none), stop at an end-of-generation token or the token budget, and parse
 ``language X<asr_text>text`` into words with estimated times.
 
-Making the sliding window cheap (``reuse_cache``). Qwen3-ASR's encoder works on 8 s pieces
-(800 mel frames, ``n_window_infer``) and mtmd hands each piece to the model as its own audio
-chunk, so a window is encoded piece by piece: piece *k* is the audio from 8k s to 8(k+1) s of
-the window, and it is encoded *on its own* (its own log-mel and its own Whisper-style (max - 8)
-clamp). A piece therefore depends only on its own samples: a full piece is encoded once and its
-embeddings are kept (keyed by a digest of its PCM), so a growing window only encodes its open
-last piece. This differs from mtmd's whole-window preprocessing only in that clamp floor (a
-quiet piece next to a loud one keeps 80 dB of its own range instead of the loud one's) and in
-the two frames at a piece's edges (reflection padding instead of the neighbour's samples); a
-window of one piece is exactly mtmd's. When llama.cpp gains a streaming audio-encoder API,
-:meth:`_piece_embeddings` is the one place to adopt it.
+Making the sliding window cheap (``reuse_cache``). Qwen3-ASR's encoder attends within 8 s
+pieces (800 mel frames, ``n_window_infer``) and mtmd hands each piece to the model as its own
+audio chunk. desktop-rt encodes a window in *blocks* of ``encoder_block_seconds`` (2 s by
+default; 8 s is one block per piece): block *b* is the window's audio from b*B s to (b+1)*B s,
+encoded *on its own* (its own log-mel and Whisper-style (max - 8) clamp, its own attention). A
+block therefore depends only on its own samples: a settled block (one with audio after it) is
+encoded once, its embeddings kept (keyed by a digest of its PCM) and its KV entries kept, so a
+growing window encodes and prefills only its open last block. Its tokens take exactly the
+positions they take in mtmd's chunk (M-RoPE 1-D: one per audio token, 13 per 100 frames), so
+the blocks of a piece line up with mtmd's chunk token for token; a window whose blocks would not
+(checked each time) falls back to whole pieces.
+
+Why blocks shorter than the encoder's 8 s window are sound: Qwen3-ASR's encoder was trained with
+dynamic attention windows from 1 s to 8 s so that one model serves streaming and offline use
+(Qwen3-ASR technical report, arXiv 2601.21337); 2 s blocks are its streaming setting. What 8 s
+pieces cost on two cores is why they are not the default: re-encoding and re-prefilling an open
+piece of up to 8 s on every update kept the 0.6B model from updating every 2 s
+(docs/benchmarks.md). With ``encoder_block_seconds = 8`` a window of one piece is encoded
+exactly as mtmd encodes it; longer windows differ from mtmd's whole-window preprocessing only in
+the clamp floor (a quiet piece next to a loud one keeps 80 dB of its own range) and in the two
+frames at a piece's edges (reflection padding instead of the neighbour's samples). When
+llama.cpp gains a streaming audio-encoder API, :meth:`_audio_blocks` is the one place to adopt it.
 
 The KV cache of sequence 0 is kept between calls with a record of what it holds (text tokens
-by id, audio pieces by digest); a new window keeps the longest matching prefix and prefills only
-the rest: the prompt prefix and the settled pieces cost nothing. Then the previous window's
+by id, audio blocks by digest); a new window keeps the longest matching prefix and prefills only
+the rest: the prompt prefix and the settled blocks cost nothing. Then the previous window's
 output is used as a draft: it is verified in one batch and kept up to the first token greedy
 decoding would not have chosen, so text that is already settled costs one batched pass instead
 of one decode per token. Both give the logits a run without reuse gives (the tests compare them).
@@ -30,8 +41,10 @@ of one decode per token. Both give the logits a run without reuse gives (the tes
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from collections import OrderedDict
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -41,14 +54,17 @@ import numpy as np
 from desktop_rt.engine.backends.base import SAMPLE_RATE, Word
 from desktop_rt.engine.backends.gguf_check import check_pair
 from desktop_rt.engine.backends.llama_format import ASR_TEXT, PromptLayout, language_name, split_output, timed_words
-from desktop_rt.engine.backends.llama_mtmd import AUDIO, TEXT, NativeError, NativeSpeechModel
+from desktop_rt.engine.backends.llama_mtmd import AUDIO, TEXT, AudioPrompt, NativeError, NativeSpeechModel
 from desktop_rt.errors import AudioError, ModelCorruptError, ModelFormatError
 
 __all__ = ["LlamaOptions", "LlamaAsrBackend", "TranscriptionStats"]
 
+log = logging.getLogger("desktop_rt.llama")
+
 MIN_SAMPLES = SAMPLE_RATE // 10  # shorter windows hold no word; mtmd rejects tiny ones
 PIECE_SECONDS = 8  # Qwen3-ASR's encoder window (n_window_infer = 800 mel frames at 100 per second)
-MAX_CACHED_PIECES = 8  # a 24 s window holds 3; the rest covers a trimmed window's old grid
+BLOCK_CHOICES = (1, 2, 4, 8)  # whole seconds (the encoder's conv works on 100-frame chunks) that divide a piece
+MAX_CACHED_BLOCKS = 32  # a 24 s window holds 12 blocks of 2 s; the rest covers a trimmed window's old grid
 
 
 @dataclass(frozen=True)
@@ -64,6 +80,12 @@ class LlamaOptions:
     reuse_cache: bool = True  # keep settled 8 s pieces' embeddings and the KV cache of the matching prefix
     draft: bool = True  # verify the previous window's output in one batch
     update_seconds: float = 2.0  # streaming re-transcribes after this much new audio (see min_update_seconds)
+    encoder_block_seconds: int = 2  # audio is encoded in blocks this long, 1/2/4/8 (see the module doc)
+
+    def __post_init__(self) -> None:
+        if self.encoder_block_seconds not in BLOCK_CHOICES:
+            raise ValueError(f"encoder_block_seconds must be one of {', '.join(map(str, BLOCK_CHOICES))} "
+                             f"(whole seconds that divide the encoder's 8 s window), not {self.encoder_block_seconds}")
 
 
 @dataclass
@@ -72,9 +94,9 @@ class TranscriptionStats:
 
     prompt_positions: int = 0
     reused_positions: int = 0
-    audio_chunks: int = 0
-    reused_audio_chunks: int = 0  # pieces whose KV entries were kept
-    encoded_audio_chunks: int = 0  # pieces that went through the encoder in this call
+    audio_chunks: int = 0  # audio blocks in the window (see the module doc)
+    reused_audio_chunks: int = 0  # blocks whose KV entries were kept
+    encoded_audio_chunks: int = 0  # blocks that went through the encoder in this call
     generated: int = 0
     drafted: int = 0  # generated tokens that came from a verified draft
 
@@ -113,7 +135,7 @@ class LlamaAsrBackend:
         # None when unknown (after a cold prefill).
         self._kv: list[tuple] | None = []
         self._draft: list[int] = []
-        self._pieces: OrderedDict[bytes, np.ndarray] = OrderedDict()  # digest of a full piece -> embeddings
+        self._blocks: OrderedDict[bytes, np.ndarray] = OrderedDict()  # digest of a settled block -> embeddings
         self.stats = TranscriptionStats()
 
     @property
@@ -162,7 +184,7 @@ class LlamaAsrBackend:
     def close(self) -> None:
         native, self._native = getattr(self, "_native", None), None
         self._kv, self._draft = [], []
-        self._pieces.clear()
+        self._blocks.clear()
         if native is not None:
             native.close()
 
@@ -246,78 +268,111 @@ class LlamaAsrBackend:
         native = self._native
         reuse = self.options.reuse_cache
         items: list[tuple] = []
-        parts: list[tuple] = []  # (kind, chunk index, tokens or embeddings, first item)
+        parts: list[tuple] = []  # (kind, text tokens or _Block, first item)
         n_pieces = sum(1 for i in range(len(chunks)) if chunks.kind(i) == AUDIO)
         self.stats.encoded_audio_chunks = 0
-        k = 0  # the piece the next audio chunk holds
-        for i in range(len(chunks)):
-            if chunks.kind(i) == TEXT:
-                toks = chunks.text_tokens(i)
-                parts.append((TEXT, i, toks, len(items)))
-                items += [("t", t) for t in toks]
-            else:
-                embd, digest = self._piece_embeddings(chunks, i, audio, k, n_pieces, reuse)
+        with ExitStack() as stack:
+            k = 0  # the piece the next audio chunk holds
+            for i in range(len(chunks)):
+                if chunks.kind(i) == TEXT:
+                    toks = chunks.text_tokens(i)
+                    parts.append((TEXT, toks, len(items)))
+                    items += [("t", t) for t in toks]
+                    continue
+                for block in self._audio_blocks(chunks, i, audio, k, n_pieces, reuse, stack):
+                    parts.append((AUDIO, block, len(items)))
+                    items.append(("a", block.digest, block.n_pos))
                 k += 1
-                parts.append((AUDIO, i, embd, len(items)))
-                items.append(("a", digest, chunks.n_pos(i)))
-        known = (self._kv or []) if reuse else []
-        keep = 0
-        limit = min(len(known), len(items) - 1)  # always re-decode the last token for its logits
-        while keep < limit and known[keep] == items[keep]:
-            keep += 1
-        keep_pos = sum(_positions(item) for item in items[:keep])
-        native.forget_from(keep_pos)
-        self._kv = items[:keep]
-        n_past = keep_pos
-        for kind, i, payload, first in parts:
-            if kind == TEXT:
-                todo = payload[max(0, keep - first) :]
-                if todo:
-                    n_past = native.decode_tokens(todo, n_past)
-            elif first >= keep:
-                n_past = native.decode_audio(chunks, i, payload, n_past)
-            self._kv = items[: first + (len(payload) if kind == TEXT else 1)]
+            known = (self._kv or []) if reuse else []
+            keep = 0
+            limit = min(len(known), len(items) - 1)  # always re-decode the last token for its logits
+            while keep < limit and known[keep] == items[keep]:
+                keep += 1
+            keep_pos = sum(_positions(item) for item in items[:keep])
+            native.forget_from(keep_pos)
+            self._kv = items[:keep]
+            n_past = keep_pos
+            for kind, payload, first in parts:
+                if kind == TEXT:
+                    todo = payload[max(0, keep - first) :]
+                    if todo:
+                        n_past = native.decode_tokens(todo, n_past)
+                elif first >= keep:
+                    prompt, j = payload.chunk(native, stack)
+                    n_past = native.decode_audio(prompt, j, payload.embd, n_past)
+                self._kv = items[: first + (len(payload) if kind == TEXT else 1)]
         self.stats.prompt_positions = n_past
         self.stats.reused_positions = keep_pos
-        self.stats.audio_chunks = n_pieces
+        self.stats.audio_chunks = sum(1 for it in items if it[0] == "a")
         self.stats.reused_audio_chunks = sum(1 for it in items[:keep] if it[0] == "a")
         return n_past
 
-    def _piece_embeddings(self, chunks, i: int, audio: np.ndarray, k: int, n_pieces: int,
-                          reuse: bool) -> tuple[np.ndarray, bytes]:
-        """Embeddings of audio chunk ``i``, the window's piece ``k``, encoded on its own."""
+    def _audio_blocks(self, chunks: AudioPrompt, i: int, audio: np.ndarray, k: int, n_pieces: int,
+                      reuse: bool, stack: ExitStack) -> list["_Block"]:
+        """The blocks of audio chunk ``i`` (the window's piece ``k``), each with its embeddings."""
         native = self._native
-        span = PIECE_SECONDS * native.sample_rate
+        rate = native.sample_rate
+        span = PIECE_SECONDS * rate
         piece = audio[k * span : (k + 1) * span]
-        full = piece.size == span
-        if full:
-            # 800 mel frames come from span - hop samples (frame f is centred on sample f * hop);
-            # the full span would make mtmd add a one-frame window.
-            piece = piece[: span - 1]
-        digest = hashlib.blake2b(piece.tobytes(), digest_size=16).digest()
-        if reuse and full and digest in self._pieces:
-            self._pieces.move_to_end(digest)
-            return self._pieces[digest], digest
+        if piece.size < rate // 50:
+            # The one-frame tail mtmd adds to a window within a hop of a multiple of 8 s: too
+            # short to stand alone, and nothing to keep.
+            return [self._window_block(chunks, i, piece)]
+        step = min(self.options.encoder_block_seconds, PIECE_SECONDS) * rate
+        starts = list(range(0, piece.size, step))
+        if len(starts) > 1 and piece.size - starts[-1] < MIN_SAMPLES:
+            starts.pop()  # a sliver joins the block before it (mtmd refuses tiny audio)
+        if len(starts) == 1 and n_pieces == 1:
+            return [self._window_block(chunks, i, piece)]  # the window is one block: mtmd's own encoding
+        whole = piece.size == span
+        blocks = []
+        for b, start in enumerate(starts):
+            end = starts[b + 1] if b + 1 < len(starts) else piece.size
+            samples = piece[start:end]
+            settled = end < piece.size or whole  # audio follows it, so it will not grow
+            if settled:
+                # 200 (or 800) mel frames come from step - 1 samples (frame f is centred on sample
+                # f * hop); the full step would make mtmd add a one-frame window.
+                samples = samples[: step - 1]
+            blocks.append(self._block(samples, settled and reuse, stack))
+        if sum(block.n_pos for block in blocks) != chunks.n_pos(i):
+            if len(blocks) == 1:
+                raise NativeError(
+                    f"an {piece.size / rate:.2f} s piece gave {blocks[0].n_pos} audio positions alone and "
+                    f"{chunks.n_pos(i)} in its window; this mmproj does not cut audio into {PIECE_SECONDS} s pieces"
+                )
+            log.debug("audio blocks do not line up with mtmd's chunk; encoding the %.2f s piece whole",
+                      piece.size / rate)
+            whole_piece = piece[: span - 1] if whole else piece
+            return [self._block(whole_piece, whole and reuse, stack)]
+        return blocks
+
+    def _window_block(self, chunks: AudioPrompt, i: int, piece: np.ndarray) -> "_Block":
+        """Audio chunk ``i`` of the window as one block, encoded through the window's own chunk."""
         self.stats.encoded_audio_chunks += 1
-        if n_pieces == 1 or piece.size < native.sample_rate // 50:
-            # The window is the piece; or this is the one-frame tail mtmd adds to a window
-            # within a hop of a multiple of 8 s (too short to stand alone).
-            embd = native.encode_audio(chunks, i)
-        else:
-            with native.tokenize(native.marker, piece) as alone:
-                j = next(n for n in range(len(alone)) if alone.kind(n) == AUDIO)
-                if alone.n_tokens(j) != chunks.n_tokens(i):
-                    raise NativeError(
-                        f"an {piece.size / native.sample_rate:.2f} s piece gave {alone.n_tokens(j)} audio "
-                        f"tokens alone and {chunks.n_tokens(i)} in its window; this mmproj does not cut audio "
-                        f"into {PIECE_SECONDS} s pieces"
-                    )
-                embd = native.encode_audio(alone, j)
-        if reuse and full:
-            self._pieces[digest] = embd
-            while len(self._pieces) > MAX_CACHED_PIECES:
-                self._pieces.popitem(last=False)
-        return embd, digest
+        embd = self._native.encode_audio(chunks, i)
+        digest = hashlib.blake2b(piece.tobytes(), digest_size=16).digest()
+        return _Block(digest, embd, chunks.n_pos(i), None, (chunks, i))
+
+    def _block(self, samples: np.ndarray, keep: bool, stack: ExitStack) -> "_Block":
+        """``samples`` encoded on their own; from the cache when they were before (``keep``)."""
+        digest = hashlib.blake2b(samples.tobytes(), digest_size=16).digest()
+        if keep and digest in self._blocks:
+            self._blocks.move_to_end(digest)
+            embd = self._blocks[digest]
+            return _Block(digest, embd, embd.shape[0], samples)
+        native = self._native
+        alone = stack.enter_context(native.tokenize(native.marker, samples))
+        j = next(n for n in range(len(alone)) if alone.kind(n) == AUDIO)
+        self.stats.encoded_audio_chunks += 1
+        embd = native.encode_audio(alone, j)
+        if alone.n_pos(j) != embd.shape[0]:
+            raise NativeError(f"this mmproj gives {alone.n_pos(j)} positions for {embd.shape[0]} audio tokens")
+        if keep:
+            self._blocks[digest] = embd
+            while len(self._blocks) > MAX_CACHED_BLOCKS:
+                self._blocks.popitem(last=False)
+        return _Block(digest, embd, embd.shape[0], samples, (alone, j))
 
     def _decode(self, n_past: int, budget: int) -> tuple[list[int], list[float]]:
         """Greedy decoding with the repeat penalty, verifying the previous output as a draft."""
@@ -371,6 +426,24 @@ class LlamaAsrBackend:
         top = float(logits[token])
         prob = 1.0 / float(np.exp(logits - top, dtype=np.float64).sum())
         return token, prob
+
+
+@dataclass
+class _Block:
+    """One encoded block of a window: what identifies it, its embeddings, how to prefill it."""
+
+    digest: bytes
+    embd: np.ndarray
+    n_pos: int
+    samples: np.ndarray | None  # None: it is a chunk of the window itself
+    source: tuple[AudioPrompt, int] | None = None  # a tokenized chunk holding it, once there is one
+
+    def chunk(self, native: NativeSpeechModel, stack: ExitStack) -> tuple[AudioPrompt, int]:
+        """A tokenized audio chunk for the prefill helper (it lays out the positions)."""
+        if self.source is None:
+            alone = stack.enter_context(native.tokenize(native.marker, self.samples))
+            self.source = (alone, next(n for n in range(len(alone)) if alone.kind(n) == AUDIO))
+        return self.source
 
 
 def _positions(item: tuple) -> int:

@@ -182,65 +182,117 @@ def test_same_window_same_words_with_and_without_reuse(pair, backend):
     assert backend.stats.drafted > 0  # the repeated window's output was verified in one batch
 
 
-def test_cached_prefill_gives_the_logits_of_a_cold_run(pair, backend):
-    cold_backend = LlamaAsrBackend(*pair, LlamaOptions(threads=1, reuse_cache=False))
+@pytest.mark.parametrize("block, reused", [(8, (1, 1, 0, 0)), (2, (4, 4, 0, 2))])
+def test_cached_prefill_gives_the_logits_of_a_cold_run(pair, block, reused):
+    options = LlamaOptions(threads=1, encoder_block_seconds=block)
+    backend = LlamaAsrBackend(*pair, options)
+    cold_backend = LlamaAsrBackend(*pair, LlamaOptions(threads=1, reuse_cache=False, encoder_block_seconds=block))
     try:
         backend.prefill_logits(loud_start(9.0), prompt="earlier text")  # fills the cache
-        for seconds, prompt, reused_chunks in ((10.0, "earlier text", 1), (11.0, "earlier text", 1),
-                                               (11.0, "other text", 0), (5.0, "other text", 0)):
+        for (seconds, prompt), reused_blocks in zip(((10.0, "earlier text"), (11.0, "earlier text"),
+                                                     (11.0, "other text"), (5.0, "other text")), reused):
             audio = loud_start(seconds)
             cached = backend.prefill_logits(audio, prompt=prompt)
             stats = backend.stats
-            assert stats.reused_audio_chunks == reused_chunks
+            assert stats.reused_audio_chunks == reused_blocks
             assert 0 < stats.reused_positions < stats.prompt_positions
             cold = cold_backend.prefill_logits(audio, prompt=prompt)
             assert cold_backend.stats.reused_positions == 0
             assert cold_backend.stats.encoded_audio_chunks == cold_backend.stats.audio_chunks
             assert np.allclose(cached, cold, rtol=1e-4, atol=1e-4), np.abs(cached - cold).max()
+        # A changed prompt keeps only the positions before the change.
+        backend.prefill_logits(noise(3.0), prompt="aaaa")
+        backend.prefill_logits(noise(3.0), prompt="aaab")
+        assert backend.stats.reused_audio_chunks == 0
+        assert backend.stats.reused_positions == len("<|im_start|>system\naaa") - len("<|im_start|>") + 1  # byte tokens
     finally:
         cold_backend.close()
-    # A changed prompt keeps only the positions before the change.
-    backend.prefill_logits(noise(3.0), prompt="aaaa")
-    backend.prefill_logits(noise(3.0), prompt="aaab")
-    assert backend.stats.reused_audio_chunks == 0
-    assert backend.stats.reused_positions == len("<|im_start|>system\naaa") - len("<|im_start|>") + 1  # byte tokens
+        backend.close()
 
 
-def test_a_window_of_one_piece_is_exactly_what_llama_cpp_computes(pair):
-    plain = LlamaAsrBackend(*pair, LlamaOptions(threads=1, reuse_cache=False))
+def test_a_window_of_one_block_is_exactly_what_llama_cpp_computes(pair):
+    for block, lengths in ((8, (0.5, 3.0, 7.9)), (2, (0.5, 1.9))):
+        plain = LlamaAsrBackend(*pair, LlamaOptions(threads=1, reuse_cache=False, encoder_block_seconds=block))
+        try:
+            for seconds in lengths:
+                audio = noise(seconds, seed=3)
+                ours = plain.prefill_logits(audio, prompt="ctx", language="en")
+                helper = plain.prefill_logits(audio, prompt="ctx", language="en", helper=True)
+                assert np.allclose(ours, helper, rtol=1e-4, atol=1e-4), np.abs(ours - helper).max()
+        finally:
+            plain.close()
+
+
+def test_blocks_shorter_than_a_piece_are_encoded_on_their_own(pair):
+    """A 6 s window in 2 s blocks is not mtmd's whole-window encoding, but each block is mtmd's
+    encoding of that block alone, prefilled at the positions the block holds in the window."""
+    audio = noise(6.0, seed=4)
+    two = LlamaAsrBackend(*pair, LlamaOptions(threads=1, reuse_cache=False, encoder_block_seconds=2))
+    eight = LlamaAsrBackend(*pair, LlamaOptions(threads=1, reuse_cache=False, encoder_block_seconds=8))
     try:
-        for seconds in (0.5, 3.0, 7.9):
-            audio = noise(seconds, seed=3)
-            ours = plain.prefill_logits(audio, prompt="ctx", language="en")
-            helper = plain.prefill_logits(audio, prompt="ctx", language="en", helper=True)
-            assert np.allclose(ours, helper, rtol=1e-4, atol=1e-4), np.abs(ours - helper).max()
+        blocked = two.prefill_logits(audio, prompt="ctx", language="en")
+        assert (two.stats.audio_chunks, two.stats.encoded_audio_chunks) == (3, 3)
+        whole = eight.prefill_logits(audio, prompt="ctx", language="en")
+        assert (eight.stats.audio_chunks, eight.stats.encoded_audio_chunks) == (1, 1)
+        assert two.stats.prompt_positions == eight.stats.prompt_positions  # same positions, token for token
+        assert not np.allclose(blocked, whole, rtol=1e-4, atol=1e-4)  # the encoder saw 2 s at a time
+        # By hand: the prompt's text, then each block as mtmd encodes it alone, at its positions.
+        native = two.native
+        text = two.layout.render("ctx", "en")
+        with native.tokenize(text, audio) as chunks:
+            head, tail = chunks.text_tokens(0), chunks.text_tokens(2)
+        native.forget_from(0)
+        n_past = native.decode_tokens(head, 0)
+        sizes = []
+        for start, end in ((0, 2 * RATE - 1), (2 * RATE, 4 * RATE - 1), (4 * RATE, 6 * RATE)):
+            with native.tokenize(native.marker, audio[start:end]) as alone:
+                j = next(n for n in range(len(alone)) if alone.kind(n) == AUDIO)
+                embd = native.encode_audio(alone, j)
+                sizes.append(embd.shape[0])
+                n_past = native.decode_audio(alone, j, embd, n_past)
+        native.decode_tokens(tail, n_past)
+        assert np.allclose(np.array(native.logits(-1)), blocked, rtol=1e-4, atol=1e-4)
+        # 13 tokens per 100 mel frames; the last block's 201st frame pads out a 100-frame chunk
+        assert sizes == [26, 26, 39]
     finally:
-        plain.close()
+        two.close()
+        eight.close()
 
 
-def test_a_growing_window_encodes_only_its_open_piece(pair):
-    """Settled 8 s pieces keep their embeddings and KV entries; quiet or loud audio after them
-    changes nothing about them (each piece is normalised on its own)."""
-    b = LlamaAsrBackend(*pair, LlamaOptions(threads=1))
+@pytest.mark.parametrize("block, seen_expected, after_trim", [
+    # 16 s: mtmd adds a one-frame third chunk
+    (8, [(1, 1, 0), (2, 2, 0), (2, 1, 1), (3, 2, 1), (3, 1, 2), (3, 1, 2)], (2, 0)),
+    # (blocks, encoded, reused): a block that was open is encoded once more when it settles
+    (2, [(3, 3, 0), (5, 3, 2), (6, 2, 4), (9, 4, 5), (9, 1, 8), (10, 2, 8)], (8, 0)),
+])
+def test_a_growing_window_encodes_only_its_open_block(pair, block, seen_expected, after_trim):
+    """Settled blocks keep their embeddings and KV entries; quiet or loud audio after them
+    changes nothing about them (each block is normalised on its own)."""
+    b = LlamaAsrBackend(*pair, LlamaOptions(threads=1, encoder_block_seconds=block))
     try:
         audio = noise(20.0, seed=5, level=0.05)
-        audio[18 * RATE :] *= 10  # a loud end must not re-encode the earlier pieces
+        audio[18 * RATE :] *= 10  # a loud end must not re-encode the earlier blocks
         seen = []
-        for seconds in (6.0, 9.0, 12.0, 16.0, 16.5, 20.0):  # 16 s: mtmd adds a one-frame third chunk
+        for seconds in (6.0, 9.0, 12.0, 16.0, 16.5, 20.0):
             b.prefill_logits(audio[: int(seconds * RATE)], prompt="p", language="en")
             seen.append((b.stats.audio_chunks, b.stats.encoded_audio_chunks, b.stats.reused_audio_chunks))
-        assert seen == [(1, 1, 0), (2, 2, 0), (2, 1, 1), (3, 2, 1), (3, 1, 2), (3, 1, 2)]
-        cold = LlamaAsrBackend(*pair, LlamaOptions(threads=1, reuse_cache=False))
+        assert seen == seen_expected
+        cold = LlamaAsrBackend(*pair, LlamaOptions(threads=1, reuse_cache=False, encoder_block_seconds=block))
         try:
             expected = cold.prefill_logits(audio, prompt="p", language="en")
         finally:
             cold.close()
         assert np.allclose(b.prefill_logits(audio, prompt="p", language="en"), expected, rtol=1e-4, atol=1e-4)
-        # A window starting elsewhere (after a trim) shares no piece with the old grid.
+        # A window starting elsewhere (after a trim) shares no block with the old grid.
         b.prefill_logits(audio[RATE : 16 * RATE], prompt="p", language="en")
-        assert (b.stats.encoded_audio_chunks, b.stats.reused_audio_chunks) == (2, 0)
+        assert (b.stats.encoded_audio_chunks, b.stats.reused_audio_chunks) == after_trim
     finally:
         b.close()
+
+
+def test_encoder_block_must_divide_the_encoder_window():
+    with pytest.raises(ValueError, match="1, 2, 4, 8"):
+        LlamaOptions(encoder_block_seconds=3)
 
 
 def test_repeat_penalty_comes_from_the_gguf(tmp_path, pair):
