@@ -88,6 +88,7 @@ def child_desktop_rt(stream: C.Stream, args) -> dict:
     )
     out = paced_dict(res)
     out["inferences"] = tr.inferences
+    out["rehearings"] = tr.rehearings
     cfg = {k: getattr(config, k) for k in config.__dataclass_fields__}
     out["config"] = {"streaming": cfg, "beam_size": backend.options.beam_size, "threads": backend.options.threads}
     return out

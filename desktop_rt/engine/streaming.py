@@ -37,6 +37,16 @@ the window becomes the prompt for the next pass, so context survives the trim. W
 hypothesis that start before the last committed word ended, or that repeat the committed tail
 (up to five words), are dropped: that is what keeps a trim or a commit from re-emitting a word.
 
+Until a trim, a window still holds the audio of the words it committed, and each pass hears
+them again. When a pass hears them as other words (compared as agreement compares words), its
+decoder has gone astray on audio that is already settled, and it tends to repeat the error:
+Whisper base re-heard a committed "ill-disposed" as "ild-sposed" (probability 0.2) and then
+wrote "ild-sposed." for the same word at the sentence's end, sure of it (0.9); two such passes
+agreed, and the wrong word was committed (1 run in 9 at real time, 4 in 6 at 2x pace, WER 5.6%
+instead of 2.8%). Such a pass is thrown away and run again on the window cut where the
+committed words end, with them as its prompt (``rehearings`` counts these): the model then
+copies the committed spelling instead.
+
 A voice-activity gate (Silero) keeps silence and noise away from the model, which otherwise
 invents text on them. Audio before speech is dropped (keeping ``speech_pad_seconds``); when
 speech has been followed by ``endpoint_silence_seconds`` of silence, the segment is committed
@@ -50,6 +60,7 @@ one before).
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -186,6 +197,7 @@ class StreamingTranscriber:
         self._speech_start: float | None = None  # first speech frame since the gate last closed
         self._last_speech_end = 0.0
         self.inferences = 0
+        self.rehearings = 0  # passes run again on a window cut where committed words end (see _transcribe)
 
     # -- settings -------------------------------------------------------------------------
     def set_language(self, language: str | None) -> None:
@@ -275,8 +287,12 @@ class StreamingTranscriber:
         one (see :meth:`_heard_to`). Not for backends that asked for fewer updates: every
         pause in speech would cost them one.
         """
-        cfg = self.config
-        return self._backend_chunk <= cfg.min_chunk_seconds and self.buffered_seconds >= cfg.min_window_seconds
+        return self._passes_are_cheap and self.buffered_seconds >= self.config.min_window_seconds
+
+    @property
+    def _passes_are_cheap(self) -> bool:
+        """Whether the backend can afford passes beyond the regular pace (it did not ask for fewer)."""
+        return self._backend_chunk <= self.config.min_chunk_seconds
 
     def _heard_to(self, t: float) -> bool:
         """Whether the latest hypothesis was made on a window reaching stream time ``t``."""
@@ -296,7 +312,7 @@ class StreamingTranscriber:
             if until is not None:
                 keep = int(max(0.0, until - self._buffer_start) * SAMPLE_RATE)
                 self._buffer = self._buffer[:keep]
-            hypothesis = self._transcribe()
+            hypothesis = self._transcribe(final=True)
             committed = self._accept(hypothesis)
         self._reset_window()
         return StreamUpdate(tuple(committed), ())
@@ -327,18 +343,55 @@ class StreamingTranscriber:
         parts = [p for p in (self._user_prompt, text) if p]
         return " ".join(parts) if parts else None
 
-    def _transcribe(self) -> list[Word]:
+    def _transcribe(self, final: bool = False) -> list[Word]:
         if self._vad is not None and self._speech_start is not None:
             # Skip the non-speech before the segment (committed words all lie after its start).
             self._drop_before(self._speech_start - self.config.speech_pad_seconds)
         self._new_samples = 0
         self._hypothesis_end = self._buffer_start + self.buffered_seconds
+        heard = self._hear()
+        if self._misheard_committed(heard):
+            # The pass heard committed words as other words, and a decoder copies its own
+            # spelling: Whisper base, re-hearing a committed "ill-disposed" as "ild-sposed"
+            # (unsure, 0.2), wrote "ild-sposed." again, sure of it (0.9), for the same word
+            # later in the window. Committed audio in the window only misleads it now: start
+            # the window where the committed words end (they become the prompt) and listen again.
+            self._drop_before(self._last_committed_end)
+            self._trimmed = True
+            if not (final or self._passes_are_cheap):
+                # A slow backend (the GGUF one) hears the cut window at its next update instead.
+                self._hypothesis_end = None
+                return []
+            self.rehearings += 1
+            heard = self._hear()
+        return self._fresh(heard)
+
+    def _hear(self) -> list[Word]:
+        """One pass over the window: its words in stream time."""
         if len(self._buffer) < SAMPLE_RATE // 10:
             return []
         self.inferences += 1
         words = self.backend.transcribe(self._buffer, prompt=self._prompt(), language=self._language)
         words = drop_runaway(words, self.buffered_seconds)
-        return self._fresh([w.shifted(self._buffer_start) for w in words])
+        return [w.shifted(self._buffer_start) for w in words]
+
+    def _misheard_committed(self, heard: Sequence[Word]) -> bool:
+        """Whether ``heard`` gives the window's committed words as other words.
+
+        Words are compared as agreement compares them, joined over each differing stretch (so
+        "cold" + "-hearted" matches "cold-hearted"); words only one side has (at the edges of
+        the committed stretch, where times are least exact) do not count.
+        """
+        edge = self._buffer_start + 0.02
+        committed = [k for k in (normalize_word(w.text) for w in self._context if w.end > edge) if k]
+        if not committed:
+            return False
+        again = [k for k in (normalize_word(w.text) for w in heard if w.start <= self._last_committed_end - 0.1) if k]
+        matcher = difflib.SequenceMatcher(None, committed, again, autojunk=False)
+        return any(
+            tag == "replace" and "".join(committed[i1:i2]) != "".join(again[j1:j2])
+            for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        )
 
     def _fresh(self, words: Sequence[Word]) -> list[Word]:
         """Words of a hypothesis that are not already committed."""

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 
+import json
+
 import numpy as np
 import pytest
 
-from conftest import librivox_stream, read_clip, reference_text, wer, words_of
+from conftest import DATA, librivox_stream, read_clip, reference_text, wer, words_of
 from desktop_rt.engine.streaming import StreamingConfig, StreamingTranscriber, normalize_word
 
 CHUNK = 1600  # 100 ms
@@ -301,6 +303,97 @@ def test_finish_commits_a_hypothesis_that_heard_everything_without_another_pass(
     tr.insert_audio(np.zeros(1600, dtype=np.float32))  # audio no hypothesis has heard
     assert "".join(w.text for w in tr.finish().committed) == " an ill-disposed"
     assert backend.calls == 3
+
+
+class _MishearingBackend:
+    """Hears a sentence whose words lie ``step`` seconds apart in the stream. From pass
+    ``mishear_from`` on, a window that still holds the sentence's start hears "ill-disposed" as
+    "ild-sposed", both times (a decoder copying itself); a window cut later hears it right.
+    The window's stream position comes from the audio (:func:`_ramp`)."""
+
+    SENTENCE = [" He", " was", " not", " an", " ill", "-disposed", " young", " man,", " unless", " to", " be",
+                " ill", "-disposed."]
+
+    def __init__(self, step: float, mishear_from: int):
+        self.step, self.mishear_from = step, mishear_from
+        self.calls: list[tuple[float, float, str | None]] = []  # (window start, seconds, prompt)
+
+    def transcribe(self, audio, *, prompt=None, language=None):
+        from desktop_rt.engine.backends.base import Word
+
+        start, seconds = round(float(audio[0]) * 1e6) / 16000, len(audio) / 16000
+        self.calls.append((start, seconds, prompt))
+        misheard = start == 0 and len(self.calls) >= self.mishear_from
+        words = []
+        for i, text in enumerate(self.SENTENCE):
+            t = self.step * i
+            if start - 0.05 <= t and t + 0.08 <= start + seconds:
+                if misheard:
+                    text = text.replace("ill", "ild").replace("-disposed", "-sposed")
+                words.append(Word(text, t - start, t - start + 0.08))
+        return words
+
+
+def _ramp(seconds: float) -> np.ndarray:
+    """Audio whose every sample holds its own index (over 10**6)."""
+    return (np.arange(int(seconds * 16000)) / 1e6).astype(np.float32)
+
+
+def _feed_ramp(tr: StreamingTranscriber, audio: np.ndarray) -> list:
+    committed = []
+    for i in range(0, len(audio), CHUNK):
+        tr.insert_audio(audio[i : i + CHUNK])
+        committed += tr.process().committed
+    return committed
+
+
+SENTENCE = " He was not an ill-disposed young man, unless to be ill-disposed."
+
+
+def test_a_pass_that_mishears_committed_words_is_run_again_after_them():
+    backend = _MishearingBackend(step=0.1, mishear_from=3)
+    tr = StreamingTranscriber(backend, StreamingConfig(vad=False, min_window_seconds=0.0, min_agree_seconds=0.0))
+    committed = _feed_ramp(tr, _ramp(3.0))
+    committed += tr.finish().committed
+    assert "".join(w.text for w in committed) == SENTENCE
+    assert tr.rehearings == 1
+    # Passes 1 and 2 (0.6 and 1.2 s) committed "He was not an ill-disposed"; pass 3 misheard
+    # it and ran again at once on the window after it, with it as the prompt.
+    (start, _, _), (again, _, prompt) = backend.calls[2], backend.calls[3]
+    assert start == 0 and again == pytest.approx(0.58, abs=0.01)
+    assert prompt == "He was not an ill-disposed"
+
+
+def test_a_slow_backend_hears_the_cut_window_at_its_next_update_and_loses_nothing():
+    backend = _MishearingBackend(step=0.5, mishear_from=4)
+    backend.min_update_seconds = 2.0
+    tr = StreamingTranscriber(backend, StreamingConfig(vad=False, min_window_seconds=0.0, min_agree_seconds=0.0))
+    committed = _feed_ramp(tr, _ramp(8.0))  # passes at 2, 4, 6 and 8 s; the fourth mishears
+    assert len(backend.calls) == 4 and tr.rehearings == 0  # no extra pass for a backend this slow
+    assert tr.process().tentative == ()  # the misheard pass is not shown either
+    assert "".join(w.text for w in committed) == " He was not an ill-disposed young man,"
+    committed += tr.finish().committed  # the last pass runs on the cut window
+    assert "".join(w.text for w in committed) == SENTENCE
+    assert backend.calls[4][0] == pytest.approx(3.58, abs=0.01)
+
+
+@pytest.mark.slow
+def test_a_recorded_run_that_committed_a_copied_mishearing(whisper_backend, librivox, offline_wer):
+    """Replays the steps of a 2x-pace benchmark run (tests/data/librivox-2x-schedule.json). Its
+    windows re-heard the committed "ill-disposed" as "ild-sposed" and the engine then committed
+    "ild-sposed." for the sentence's last word (WER 5.6%); now such a pass is run again."""
+    audio, reference = librivox
+    schedule = json.loads((DATA / "librivox-2x-schedule.json").read_text())["schedule"]
+    tr = StreamingTranscriber(whisper_backend)
+    committed, prev = [], 0
+    for i, upto in enumerate(schedule):
+        tr.insert_audio(audio[prev * CHUNK : upto * CHUNK])
+        prev = upto
+        committed += (tr.finish() if i == len(schedule) - 1 else tr.process()).committed
+    text = "".join(w.text for w in committed)
+    assert "ild" not in text and text.count("ill-disposed") == 2, text
+    assert wer(reference, text) <= offline_wer + 0.01, text
+    assert tr.rehearings >= 1, "the recorded windows no longer mishear the committed words on this machine"
 
 
 class _Recording:
