@@ -21,6 +21,7 @@ Reports, as JSON on stdout and a table on stderr:
   * the Python overhead: the same windows replayed through the plain C path
     (``mtmd_helper_eval_chunks`` + a C greedy sampler, same token counts) versus our backend
     with reuse off;
+  * the same two streams with whole 8 s pieces (``encoder_block_seconds = 8``), side by side;
   * peak RSS.
 CPU seconds, not wall time, because the benchmark machine is shared.
 """
@@ -211,7 +212,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
 
-    from desktop_rt.engine.backends.llama import LlamaAsrBackend, LlamaOptions
+    from desktop_rt.engine.backends.llama import PIECE_SECONDS, LlamaAsrBackend, LlamaOptions
 
     block = args.block_seconds or LlamaOptions().encoder_block_seconds
     update_s = args.update_seconds or LlamaOptions().update_seconds
@@ -223,7 +224,7 @@ def main() -> int:
                     "tokens_per_second_cap": args.tokens_per_second, "token_slack": args.token_slack,
                     "encoder_block_seconds": block, "update_seconds": update_s}
 
-    def open_backend(reuse: bool):
+    def open_backend(reuse: bool, block: int = block):
         t0 = time.monotonic()
         b = LlamaAsrBackend(text, mmproj, LlamaOptions(threads=args.threads, reuse_cache=reuse, draft=reuse,
                                                        max_tokens_per_second=args.tokens_per_second,
@@ -250,17 +251,21 @@ def main() -> int:
     report["stream_without_reuse"] = plain
     print(f"stream, no reuse: {plain['cpu_s_per_audio_s']} CPU s / audio s over {plain['updates']} updates",
           file=sys.stderr)
-    # Alternate the two paths window by window, so load from other processes hits both alike.
+    cold.close()
+    # Alternate the two paths window by window, so load from other processes hits both alike. The
+    # C helper encodes whole 8 s pieces, so our side does too here: the same work, only the glue differs.
     ours = helper = 0.0
-    for w_audio, prompt, language in [] if args.streams_only else windows:
+    same = open_backend(False, block=PIECE_SECONDS) if windows and not args.streams_only else None
+    for w_audio, prompt, language in windows if same is not None else []:
         t0 = cpu()
-        cold.transcribe(w_audio, prompt=prompt, language=language)
+        same.transcribe(w_audio, prompt=prompt, language=language)
         ours += cpu() - t0
-        helper += c_helper_replay(cold, [(w_audio, prompt, language, cold.stats.generated)])
+        helper += c_helper_replay(same, [(w_audio, prompt, language, same.stats.generated)])
+    if same is not None:
+        same.close()
     report["python_overhead"] = {"backend_cpu_s": round(ours, 2), "c_helper_cpu_s": round(helper, 2),
                                  "ratio": round(ours / helper, 3) if helper else None}
     print(f"replay: backend {ours:.2f} CPU s vs C helper {helper:.2f} CPU s", file=sys.stderr)
-    cold.close()
 
     warm = open_backend(True)
     cached = stream_run(warm, audio)
@@ -278,6 +283,20 @@ def main() -> int:
           f"(p90 {paced['update_gap_s_p90']}, max {paced['update_gap_s_max']} s), max backlog {paced['max_backlog_s']} s, final latency "
           f"{paced['final_latency_s']} s, {paced['cpu_s_per_audio_s']} CPU s / audio s", file=sys.stderr)
     live.close()
+    if block != PIECE_SECONDS:
+        # Side by side in the same run: the whole 8 s pieces this backend encoded before blocks.
+        pieces = open_backend(True, block=PIECE_SECONDS)
+        whole = stream_run(pieces, audio)
+        whole.pop("windows")
+        pieces.close()
+        pieces = open_backend(True, block=PIECE_SECONDS)
+        whole_paced = paced_run(pieces, audio)
+        pieces.close()
+        report["whole_pieces"] = {"stream_with_reuse": whole, "paced_with_reuse": whole_paced}
+        print(f"8 s pieces: {whole['cpu_s_per_audio_s']} CPU s / audio s; paced: update taking "
+              f"{whole_paced['update_wall_s_mean']} s (max {whole_paced['update_wall_s_max']} s), within a segment "
+              f"one every {whole_paced['update_gap_s_mean']} s (p90 {whole_paced['update_gap_s_p90']} s), max backlog "
+              f"{whole_paced['max_backlog_s']} s, final latency {whole_paced['final_latency_s']} s", file=sys.stderr)
     report["peak_rss_mb"] = round(peak_rss_mb(), 1)
     print(json.dumps(report, indent=2))
     return 0
