@@ -61,4 +61,6 @@ class AsrBackend(Protocol):
         """Free the model. The backend is unusable afterwards."""
 
     # Optional: ``min_update_seconds`` (float), the least new audio worth a streaming update on
-    # this backend; StreamingTranscriber waits for at least that much.
+    # this backend; StreamingTranscriber waits for at least that much. ``detected_language``
+    # (``(code, probability)`` or None): what the last ``transcribe`` detected when it was
+    # given no language; StreamingTranscriber then passes it on instead of detecting again.

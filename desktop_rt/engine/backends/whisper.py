@@ -99,6 +99,7 @@ class WhisperBackend:
                 f"Could not load the Whisper model in {folder}: {exc}. The files are damaged or "
                 f"not a CTranslate2 Whisper model; re-download or re-convert it."
             ) from exc
+        self.detected_language: tuple[str, float] | None = None  # (code, probability) of the last call
         self._spellings: SpellingFolder | None = None
         if self._folds_spelling:
             hf = self._model.hf_tokenizer
@@ -170,9 +171,12 @@ class WhisperBackend:
             segment = segment[..., :context]
         encoder_output = model.encode(segment)
 
+        self.detected_language = None
         if language is None:
             if model.model.is_multilingual:
-                language = model.model.detect_language(encoder_output)[0][0][0][2:-2]
+                token, probability = model.model.detect_language(encoder_output)[0][0]
+                language = token[2:-2]
+                self.detected_language = (language, float(probability))
             else:
                 language = "en"
         tokenizer = self._tokenizer(language)
