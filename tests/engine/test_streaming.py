@@ -445,6 +445,34 @@ class _Recording:
         return self.backend.transcribe(audio, prompt=prompt, language=language)
 
 
+class _LoudIsSpeech:
+    """A speech gate for scripted audio: a frame is speech when it is loud."""
+
+    def __call__(self, frame: np.ndarray) -> float:
+        return 1.0 if float(np.abs(frame).max()) > 0.05 else 0.0
+
+    def reset(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("hint, passes_at", [(0.25, [0.9, 1.4]), (None, [0.9, 1.2, 1.4])])
+def test_once_speech_stops_the_next_pass_is_the_closing_one(hint, passes_at):
+    ref: list = []
+    recording = _Recording(_ScriptedBackend([[" hello", " world"]]), ref)
+    tr = StreamingTranscriber(recording, StreamingConfig(pause_hint_seconds=hint), speech_probability=_LoudIsSpeech())
+    ref.append(tr)
+    audio = np.concatenate([np.full(14400, 0.1, dtype=np.float32), np.zeros(16000, dtype=np.float32)])
+    committed = []
+    for i in range(0, len(audio), CHUNK):
+        tr.insert_audio(audio[i : i + CHUNK])
+        committed += tr.process().committed
+    # Speech ends in the frame ending at 0.928 s. At 1.2 s, 0.27 s into the silence, a regular
+    # pass would hear what the closing pass hears once the 0.4 s pad is in; with the hint it
+    # waits for that one.
+    assert recording.calls_at == pytest.approx(passes_at)
+    assert "".join(w.text for w in committed) == " hello world"  # the endpoint committed it
+
+
 def test_a_pause_is_transcribed_once_and_the_endpoint_commits_that(whisper_backend):
     clip = read_clip("ss-0880")
     audio = np.concatenate([clip, np.zeros(16000 * 2, dtype=np.float32)])
