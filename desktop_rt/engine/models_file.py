@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from desktop_rt.engine.backends.llama_format import ENCODER_BLOCK_CHOICES
 from desktop_rt.engine.models import DEFAULT_MODEL_ID
 from desktop_rt.errors import DesktopRtError
 from desktop_rt.paths import config_dir
@@ -80,7 +81,7 @@ OPTION_TYPES: dict[str, dict[str, type]] = {
 """The ``options`` each backend takes, with their types (``language`` is a session default)."""
 
 OPTION_CHOICES: dict[str, tuple[OptionValue, ...]] = {
-    "encoder_block_seconds": (1, 2, 4, 8),  # whole seconds dividing Qwen3-ASR's 8 s encoder window
+    "encoder_block_seconds": ENCODER_BLOCK_CHOICES,
 }
 """Options that take only a few values."""
 

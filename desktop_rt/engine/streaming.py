@@ -79,6 +79,8 @@ _SENTENCE_END = (".", "?", "!", "…")
 
 _REPEAT_WORDS = 16  # how far back a hypothesis may repeat the committed words
 MAX_WORDS_PER_SECOND = 7.0  # fast speech is 4-5; more is a decoder loop
+_EDGE = 0.02  # a word ending this close after the window start lies before it (the start is rounded to a sample)
+_COMMIT_SLACK = 0.1  # a word starting this close before the last committed end is a committed word heard again
 _LANGUAGE_SURE = 0.6  # a detected language this probable is kept for the stream (see _language_for_pass)
 
 
@@ -356,8 +358,7 @@ class StreamingTranscriber:
         self._buffer_start += cut / SAMPLE_RATE
 
     def _prompt(self) -> str | None:
-        # Tolerance: the window start is rounded to a sample, a word end is not.
-        outside = [w for w in self._context if w.end <= self._buffer_start + 0.02]
+        outside = [w for w in self._context if not self._inside_window(w)]
         text = "".join(w.text for w in outside).strip()[-self.config.prompt_chars :]
         parts = [p for p in (self._user_prompt, text) if p]
         return " ".join(parts) if parts else None
@@ -425,20 +426,25 @@ class StreamingTranscriber:
         "cold" + "-hearted" matches "cold-hearted"); words only one side has (at the edges of
         the committed stretch, where times are least exact) do not count.
         """
-        edge = self._buffer_start + 0.02
-        committed = [k for k in (normalize_word(w.text) for w in self._context if w.end > edge) if k]
+        committed = [k for k in (normalize_word(w.text) for w in self._context if self._inside_window(w)) if k]
         if not committed:
             return False
-        again = [k for k in (normalize_word(w.text) for w in heard if w.start <= self._last_committed_end - 0.1) if k]
+        again = [k for k in (normalize_word(w.text) for w in heard if not self._after_commit_point(w)) if k]
         matcher = difflib.SequenceMatcher(None, committed, again, autojunk=False)
         return any(
             tag == "replace" and "".join(committed[i1:i2]) != "".join(again[j1:j2])
             for tag, i1, i2, j1, j2 in matcher.get_opcodes()
         )
 
+    def _inside_window(self, word: Word) -> bool:
+        return word.end > self._buffer_start + _EDGE
+
+    def _after_commit_point(self, word: Word) -> bool:
+        return word.start > self._last_committed_end - _COMMIT_SLACK
+
     def _fresh(self, words: Sequence[Word]) -> list[Word]:
         """Words of a hypothesis that are not already committed."""
-        fresh = [w for w in words if w.start > self._last_committed_end - 0.1]
+        fresh = [w for w in words if self._after_commit_point(w)]
         # A repeat of the committed tail right at the commit point is the same words heard
         # again (or a decoder loop: "X. X." on a window the endpoint cut); further away it is
         # speech that really repeats ("... he was. He was not").

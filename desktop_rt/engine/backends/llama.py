@@ -53,7 +53,14 @@ import numpy as np
 
 from desktop_rt.engine.backends.base import SAMPLE_RATE, Word
 from desktop_rt.engine.backends.gguf_check import check_pair
-from desktop_rt.engine.backends.llama_format import ASR_TEXT, PromptLayout, language_name, split_output, timed_words
+from desktop_rt.engine.backends.llama_format import (
+    ASR_TEXT,
+    ENCODER_BLOCK_CHOICES,
+    PromptLayout,
+    language_name,
+    split_output,
+    timed_words,
+)
 from desktop_rt.engine.backends.llama_mtmd import AUDIO, TEXT, AudioPrompt, NativeError, NativeSpeechModel
 from desktop_rt.errors import AudioError, ModelCorruptError, ModelFormatError
 
@@ -63,7 +70,6 @@ log = logging.getLogger("desktop_rt.llama")
 
 MIN_SAMPLES = SAMPLE_RATE // 10  # shorter windows hold no word; mtmd rejects tiny ones
 PIECE_SECONDS = 8  # Qwen3-ASR's encoder window (n_window_infer = 800 mel frames at 100 per second)
-BLOCK_CHOICES = (1, 2, 4, 8)  # whole seconds (the encoder's conv works on 100-frame chunks) that divide a piece
 MAX_CACHED_BLOCKS = 32  # a 24 s window holds 12 blocks of 2 s; the rest covers a trimmed window's old grid
 
 
@@ -77,14 +83,14 @@ class LlamaOptions:
     token_slack: int = 24  # budget on top of the per-second one ("language English<asr_text>" is ~5)
     repeat_penalty: float | None = None  # None: the GGUF's general.sampling.penalty_repeat, else off
     repeat_last_n: int | None = None  # None: the GGUF's general.sampling.penalty_last_n, else 64
-    reuse_cache: bool = True  # keep settled 8 s pieces' embeddings and the KV cache of the matching prefix
+    reuse_cache: bool = True  # keep settled blocks' embeddings and the KV cache of the matching prefix
     draft: bool = True  # verify the previous window's output in one batch
     update_seconds: float = 2.0  # streaming re-transcribes after this much new audio (see min_update_seconds)
     encoder_block_seconds: int = 2  # audio is encoded in blocks this long, 1/2/4/8 (see the module doc)
 
     def __post_init__(self) -> None:
-        if self.encoder_block_seconds not in BLOCK_CHOICES:
-            raise ValueError(f"encoder_block_seconds must be one of {', '.join(map(str, BLOCK_CHOICES))} "
+        if self.encoder_block_seconds not in ENCODER_BLOCK_CHOICES:
+            raise ValueError(f"encoder_block_seconds must be one of {', '.join(map(str, ENCODER_BLOCK_CHOICES))} "
                              f"(whole seconds that divide the encoder's 8 s window), not {self.encoder_block_seconds}")
 
 

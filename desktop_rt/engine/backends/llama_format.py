@@ -29,11 +29,16 @@ from typing import Sequence
 
 from desktop_rt.engine.backends.base import Word
 
-__all__ = ["LANGUAGES", "ASR_TEXT", "PromptLayout", "language_name", "split_output", "timed_words"]
+__all__ = ["ENCODER_BLOCK_CHOICES", "LANGUAGES", "ASR_TEXT", "PromptLayout", "language_name", "split_output", "timed_words"]
 
 log = logging.getLogger("desktop_rt.llama")
 
 ASR_TEXT = "<asr_text>"
+
+# Audio block lengths the GGUF backend can encode on their own: whole seconds (the encoder's conv
+# works on 100-frame chunks) that divide Qwen3-ASR's 8 s encoder window. Here, not in llama.py,
+# so the models file can check the option without loading llama.cpp.
+ENCODER_BLOCK_CHOICES = (1, 2, 4, 8)
 
 # The languages Qwen3-ASR names in its output, by ISO 639 code.
 LANGUAGES = {
