@@ -202,6 +202,7 @@ class LlamaAsrBackend:
         self.stats = TranscriptionStats()
         text = self.layout.render(prompt, language)
         budget = self._budget(audio.size / self._native.sample_rate)
+        audio = self._whole_blocks(audio)
         with native.tokenize(text, audio) as chunks:
             needed = chunks.total_pos + budget
             if needed > native.n_ctx:
@@ -223,6 +224,20 @@ class LlamaAsrBackend:
             native.forget_from(0)
             raise AudioError(f"llama.cpp failed while decoding this window: {exc}") from exc
 
+    def _whole_blocks(self, audio: np.ndarray) -> np.ndarray:
+        """A window of whole seconds without its last sample.
+
+        ``n`` s of audio make ``100 * n + 1`` mel frames (frame f is centred on sample f * hop),
+        and the one frame over makes mtmd add a chunk of 13 positions for 10 ms of audio; the
+        last block would also be encoded open now and again, settled, at the next update.
+        Without its last sample (62 us) such a window is whole blocks, each encoded once. The
+        streaming engine hears whole blocks (``update_grid_seconds``), so this is its usual case.
+        """
+        rate = self._native.sample_rate
+        if audio.size >= rate and audio.size % rate == 0:
+            return audio[:-1]
+        return audio
+
     def prefill_logits(self, audio: np.ndarray, *, prompt: str | None = None, language: str | None = None,
                        helper: bool = False) -> np.ndarray:
         """The logits after the prompt (a copy); for tests and benchmarks.
@@ -231,6 +246,7 @@ class LlamaAsrBackend:
         preprocessing), the reference for windows of one piece.
         """
         text = self.layout.render(prompt, language)
+        audio = self._whole_blocks(np.ascontiguousarray(audio, dtype=np.float32))
         with self.native.tokenize(text, audio) as chunks:
             if helper:
                 self._prefill_helper(chunks)
@@ -328,14 +344,15 @@ class LlamaAsrBackend:
         starts = list(range(0, piece.size, step))
         if len(starts) > 1 and piece.size - starts[-1] < MIN_SAMPLES:
             starts.pop()  # a sliver joins the block before it (mtmd refuses tiny audio)
-        if len(starts) == 1 and n_pieces == 1:
-            return [self._window_block(chunks, i, piece)]  # the window is one block: mtmd's own encoding
+        if len(starts) == 1 and n_pieces == 1 and piece.size < step - 1:
+            return [self._window_block(chunks, i, piece)]  # the window is one open block: mtmd's own encoding
         whole = piece.size == span
         blocks = []
         for b, start in enumerate(starts):
             end = starts[b + 1] if b + 1 < len(starts) else piece.size
             samples = piece[start:end]
-            settled = end < piece.size or whole  # audio follows it, so it will not grow
+            # Settled: audio follows it, or it is full (see _whole_blocks), so it will not grow.
+            settled = end < piece.size or whole or end - start == step - 1
             if settled:
                 # 200 (or 800) mel frames come from step - 1 samples (frame f is centred on sample
                 # f * hop); the full step would make mtmd add a one-frame window.
