@@ -73,7 +73,7 @@ OPTION_TYPES: dict[str, dict[str, type]] = {
     },
     "llama": {
         "threads": int, "n_ctx": int, "n_batch": int, "max_tokens": int, "repeat_penalty": float,
-        "repeat_last_n": int, "reuse_cache": bool, "draft": bool, "max_tokens_per_second": float,
+        "repeat_last_n": int, "reuse_cache": bool, "draft": bool, "force_prefix": bool, "max_tokens_per_second": float,
         "token_slack": int, "update_seconds": float, "encoder_block_seconds": int, "language": str,
     },
     "command": {"upstream_model": str, "start_timeout": float},

@@ -81,6 +81,7 @@ _REPEAT_WORDS = 16  # how far back a hypothesis may repeat the committed words
 MAX_WORDS_PER_SECOND = 7.0  # fast speech is 4-5; more is a decoder loop
 _EDGE = 0.02  # a word ending this close after the window start lies before it (the start is rounded to a sample)
 _COMMIT_SLACK = 0.1  # a word starting this close before the last committed end is a committed word heard again
+_PREFIX_MARGIN = 1.0  # committed words ending this close before the window start are forced too (see _window_prefix)
 _LANGUAGE_SURE = 0.6  # a detected language this probable is kept for the stream (see _language_for_pass)
 
 
@@ -188,6 +189,15 @@ class StreamingTranscriber:
         # A backend may say how much new audio an update is worth (``min_update_seconds``: the
         # GGUF backend cannot afford Whisper's pace); updates wait for at least that much.
         self._backend_chunk = float(getattr(backend, "min_update_seconds", 0.0))
+        # A backend that encodes audio in blocks from the window's start (``update_grid_seconds``,
+        # the GGUF one) hears whole blocks: see _grid_pass_due.
+        grid = getattr(backend, "update_grid_seconds", None)
+        self._grid = float(grid) if grid else None
+        self._grid_step = self._grid * max(1, round(self._backend_chunk / self._grid)) if self._grid else None
+        # A backend that forces the committed words still in the window as the start of its
+        # output (``accepts_prefix``) returns only the words after them: see _window_prefix.
+        self._forces_prefix = bool(getattr(backend, "accepts_prefix", False))
+        self._segment_begin = 0.0  # stream time the current segment's window began
         self._language = config.language
         # With no language set: the one the backend detected on this stream, and whether this
         # segment has confirmed it (see _language_for_pass).
@@ -272,6 +282,8 @@ class StreamingTranscriber:
                 # Speech has stopped: the closing pass is less than a pad away if it stays
                 # stopped, and the regular pace resumes at once if it does not.
                 return StreamUpdate((), self._tentative)
+        if self._grid is not None:
+            return self._update() if self._grid_pass_due() else StreamUpdate((), self._tentative)
         # The quick pace is for a segment's start; a window the trim left short has the text
         # before it as prompt and goes at the normal pace (it still needs the stricter agreement).
         onset = not self._trimmed and self.buffered_seconds < cfg.min_agree_seconds
@@ -289,6 +301,24 @@ class StreamingTranscriber:
         self._reset_window()
 
     # -- internals ------------------------------------------------------------------------
+    def _grid_pass_due(self) -> bool:
+        """Whether the window has grown by a grid step since the last pass (a block backend).
+
+        Such a backend keeps the blocks it encoded and encodes only new ones, so a pass at a
+        whole number of blocks encodes each block once; a pass in the middle of one encodes
+        that block open, and again when it settles (bench/bench_llama.py: 1.6 against 1.2 CPU s
+        per audio s). So regular passes hear the window up to its last whole block, and they
+        come as the window crosses each ``_grid_step`` (the backend's ``min_update_seconds``
+        rounded to whole blocks): on the audio's clock, so a slow pass does not push back the
+        ones after it. Trims cut the window on the grid too (:meth:`_cut_window`).
+        """
+        if self._vad is not None and self._speech_start is not None:
+            self._drop_before(self._speech_start - self.config.speech_pad_seconds)  # the window's start
+        step = self._grid_step
+        heard = 0.0 if self._hypothesis_end is None else max(0.0, self._hypothesis_end - self._buffer_start)
+        due = int(self.buffered_seconds / step + 1e-6)
+        return due > int(heard / step + 1e-6) and due * step >= self.config.min_window_seconds
+
     def _update(self) -> StreamUpdate:
         hypothesis = self._transcribe()
         committed = self._agree(hypothesis)
@@ -338,6 +368,7 @@ class StreamingTranscriber:
         return StreamUpdate(tuple(committed), ())
 
     def _reset_window(self) -> None:
+        self._segment_begin = self.audio_seconds
         self._segment_language_checked = False
         self._buffer = np.zeros(0, dtype=np.float32)
         self._buffer_start = self.audio_seconds
@@ -347,6 +378,14 @@ class StreamingTranscriber:
         self._tentative = ()
         self._hypothesis_end = None
         self._speech_start = None
+
+    def _cut_window(self, t: float) -> None:
+        """Start the window at stream time ``t``, or on a block backend at the last grid point
+        before it, so its blocks stay the ones the backend keeps. The committed words between
+        that point and ``t`` stay in the window, dropped from hypotheses as they always are."""
+        if self._grid is not None:
+            t = self._buffer_start + int((t - self._buffer_start) / self._grid + 1e-6) * self._grid
+        self._drop_before(t)
 
     def _drop_before(self, t: float) -> None:
         """Drop window audio before stream time ``t`` (never past the window's end)."""
@@ -358,7 +397,7 @@ class StreamingTranscriber:
         self._buffer_start += cut / SAMPLE_RATE
 
     def _prompt(self) -> str | None:
-        outside = [w for w in self._context if not self._inside_window(w)]
+        outside = [w for w in self._context if not self._held_in_window(w)]
         text = "".join(w.text for w in outside).strip()[-self.config.prompt_chars :]
         parts = [p for p in (self._user_prompt, text) if p]
         return " ".join(parts) if parts else None
@@ -368,34 +407,38 @@ class StreamingTranscriber:
             # Skip the non-speech before the segment (committed words all lie after its start).
             self._drop_before(self._speech_start - self.config.speech_pad_seconds)
         self._new_samples = 0
-        self._hypothesis_end = self._buffer_start + self.buffered_seconds
-        heard = self._hear()
-        if self._misheard_committed(heard):
+        size = len(self._buffer)
+        if self._grid is not None and not final:
+            size = int(self.buffered_seconds / self._grid + 1e-6) * int(round(self._grid * SAMPLE_RATE)) or size
+        self._hypothesis_end = self._buffer_start + size / SAMPLE_RATE
+        heard = self._hear(size)
+        if not self._forces_prefix and self._misheard_committed(heard):
             # The pass heard committed words as other words, and a decoder copies its own
             # spelling: Whisper base, re-hearing a committed "ill-disposed" as "ild-sposed"
             # (unsure, 0.2), wrote "ild-sposed." again, sure of it (0.9), for the same word
             # later in the window. Committed audio in the window only misleads it now: start
             # the window where the committed words end (they become the prompt) and listen again.
-            self._drop_before(self._last_committed_end)
+            self._cut_window(self._last_committed_end)
             self._trimmed = True
             if not (final or self._passes_are_cheap):
                 # A slow backend (the GGUF one) hears the cut window at its next update instead.
                 self._hypothesis_end = None
                 return []
             self.rehearings += 1
-            heard = self._hear()
+            heard = self._hear(len(self._buffer))
         return self._fresh(heard)
 
-    def _hear(self) -> list[Word]:
-        """One pass over the window: its words in stream time."""
-        if len(self._buffer) < SAMPLE_RATE // 10:
+    def _hear(self, size: int) -> list[Word]:
+        """One pass over the window's first ``size`` samples: its words in stream time."""
+        if size < SAMPLE_RATE // 10:
             return []
         self.inferences += 1
         language = self._language_for_pass()
-        words = self.backend.transcribe(self._buffer, prompt=self._prompt(), language=language)
+        extra = {"prefix": self._window_prefix()} if self._forces_prefix else {}
+        words = self.backend.transcribe(self._buffer[:size], prompt=self._prompt(), language=language, **extra)
         if language is None:
             self._learn_language()
-        words = drop_runaway(words, self.buffered_seconds)
+        words = drop_runaway(words, size / SAMPLE_RATE)
         return [w.shifted(self._buffer_start) for w in words]
 
     def _language_for_pass(self) -> str | None:
@@ -436,6 +479,25 @@ class StreamingTranscriber:
             for tag, i1, i2, j1, j2 in matcher.get_opcodes()
         )
 
+    def _window_prefix(self) -> str | None:
+        """The committed words the window's speech starts with, for a backend to force.
+
+        Forcing them costs a prefill where hearing them again cost a decode, and the pass cannot
+        hear them as other words. Word times inside a pass are estimates (the GGUF backend
+        spreads them by characters), so committed words of this segment ending up to
+        ``_PREFIX_MARGIN`` before the window's start are forced too: forcing a word whose audio
+        has left the window is harmless, leaving out one whose audio is still there would
+        have it heard twice.
+        """
+        text = "".join(w.text for w in self._context if self._held_in_window(w)).strip()
+        return text or None
+
+    def _held_in_window(self, word: Word) -> bool:
+        """Whether a committed word belongs to the window (forced or heard again), not to the prompt."""
+        if self._forces_prefix:
+            return word.end > max(self._segment_begin, self._buffer_start - _PREFIX_MARGIN) + _EDGE
+        return self._inside_window(word)
+
     def _inside_window(self, word: Word) -> bool:
         return word.end > self._buffer_start + _EDGE
 
@@ -444,7 +506,8 @@ class StreamingTranscriber:
 
     def _fresh(self, words: Sequence[Word]) -> list[Word]:
         """Words of a hypothesis that are not already committed."""
-        fresh = [w for w in words if self._after_commit_point(w)]
+        # After a forced prefix every word is new; else the committed ones are heard again.
+        fresh = list(words) if self._forces_prefix else [w for w in words if self._after_commit_point(w)]
         # A repeat of the committed tail right at the commit point is the same words heard
         # again (or a decoder loop: "X. X." on a window the endpoint cut); further away it is
         # speech that really repeats ("... he was. He was not").
@@ -506,10 +569,10 @@ class StreamingTranscriber:
         inside = [w for w in self._context if w.end > self._buffer_start]
         sentence_ends = [w.end for w in inside if w.text.rstrip().endswith(_SENTENCE_END)]
         if sentence_ends:
-            self._drop_before(sentence_ends[-1])
+            self._cut_window(sentence_ends[-1])
         elif self.buffered_seconds > cfg.max_window_seconds:
             if inside:
-                self._drop_before(inside[-1].end)
+                self._cut_window(inside[-1].end)
             if self.buffered_seconds > cfg.max_window_seconds:
                 # Nothing agreed for a whole window: commit the settled part of the hypothesis
                 # (words ending well before the window's end) so memory stays bounded.
@@ -520,5 +583,5 @@ class StreamingTranscriber:
                     self._record(forced)
                     self._history = [(latest[len(forced) :], False)]
                     self._tentative = tuple(latest[len(forced) :])
-                self._drop_before(max(self._last_committed_end, horizon - cfg.trim_seconds))
+                self._cut_window(max(self._last_committed_end, horizon - cfg.trim_seconds))
         return forced

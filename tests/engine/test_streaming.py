@@ -491,3 +491,60 @@ def test_a_pause_is_transcribed_once_and_the_endpoint_commits_that(whisper_backe
     assert tr._speech_start is None  # the endpoint closed the segment...
     # ...without a pass of its own: the last one ran once the pad after the speech was in.
     assert speech_end + cfg.speech_pad_seconds <= recording.calls_at[-1] < speech_end + cfg.speech_pad_seconds + 0.11
+
+
+class _BlockBackend:
+    """Like the GGUF backend: encodes 2 s blocks from the window's start, updates per 2 s, and
+    forces the committed prefix. Hears word ``i`` of a ramp stream (" w{i}", at 0.5 i + 0.05 to
+    0.5 i + 0.45 s; every sixth ends a sentence) when the window holds all of it; after a forced
+    prefix it writes only the words after the prefix's last one."""
+
+    min_update_seconds = 2.0
+    update_grid_seconds = 2.0
+    accepts_prefix = True
+
+    def __init__(self):
+        self.calls: list[tuple[float, float, str | None, str | None]] = []  # (start, seconds, prompt, prefix)
+
+    @staticmethod
+    def text(i: int) -> str:
+        return f" w{i}" + ("." if i % 6 == 5 else "")
+
+    def transcribe(self, audio, *, prompt=None, language=None, prefix=None):
+        from desktop_rt.engine.backends.base import Word
+
+        start, seconds = round(float(audio[0]) * 1e6) / 16000, len(audio) / 16000
+        self.calls.append((start, seconds, prompt, prefix))
+        after = int(prefix.split()[-1].strip("w.")) if prefix else -1
+        words = []
+        for i in range(after + 1, int((start + seconds) / 0.5) + 1):
+            t0, t1 = 0.5 * i + 0.05, 0.5 * i + 0.45
+            if t0 >= start - 0.05 and t1 <= start + seconds:
+                words.append(Word(self.text(i), t0 - start, t1 - start))
+        return words
+
+
+def test_a_block_backend_hears_whole_blocks_and_its_forced_prefix_loses_nothing():
+    backend = _BlockBackend()
+    tr = StreamingTranscriber(backend, StreamingConfig(vad=False))
+    audio = _ramp(31.0)
+    committed = []
+    for i in range(0, len(audio), 5920):  # 0.37 s chunks: never on a block boundary
+        tr.insert_audio(audio[i : i + 5920])
+        committed += tr.process().committed
+    regular = list(backend.calls)
+    committed += tr.finish().committed
+    assert "".join(w.text for w in committed) == "".join(backend.text(i) for i in range(62))
+    # Every regular pass heard whole 2 s blocks, from a window start on the 2 s grid, one pass
+    # per 2 s of audio: trims cut on the grid too.
+    assert [s + n for s, n, _, _ in regular] == [2.0 * k for k in range(1, len(regular) + 1)]
+    assert all(n % 2.0 == 0 and s % 2.0 == 0 for s, n, _, _ in regular)
+    assert max(n for _, n, _, _ in regular) <= 14.0 and {s for s, _, _, _ in regular} != {0.0}  # trimmed
+    # The prompt and the forced prefix split the committed text between them, in order.
+    for start, _, prompt, prefix in backend.calls:
+        if prompt and prefix:
+            last_prompt = int(prompt.split()[-1].strip("w."))
+            first_prefix = int(prefix.split()[0].strip("w."))
+            assert first_prefix == last_prompt + 1
+        if prefix:  # a forced word ended at most a second before the window
+            assert 0.5 * int(prefix.split()[0].strip("w.")) + 0.45 > start - 1.0

@@ -61,6 +61,8 @@ class AsrBackend(Protocol):
         """Free the model. The backend is unusable afterwards."""
 
     # Optional: ``min_update_seconds`` (float), the least new audio worth a streaming update on
-    # this backend; StreamingTranscriber waits for at least that much. ``detected_language``
+    # this backend; StreamingTranscriber waits for at least that much. ``update_grid_seconds``
+    # (float or None): the backend encodes a window in blocks this long from its start and keeps
+    # the ones it encoded; StreamingTranscriber then hears whole blocks. ``detected_language``
     # (``(code, probability)`` or None): what the last ``transcribe`` detected when it was
     # given no language; StreamingTranscriber then passes it on instead of detecting again.

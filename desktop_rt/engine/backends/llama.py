@@ -85,6 +85,7 @@ class LlamaOptions:
     repeat_last_n: int | None = None  # None: the GGUF's general.sampling.penalty_last_n, else 64
     reuse_cache: bool = True  # keep settled blocks' embeddings and the KV cache of the matching prefix
     draft: bool = True  # verify the previous window's output in one batch
+    force_prefix: bool = True  # streaming's committed words are prefilled, not generated (see transcribe)
     update_seconds: float = 2.0  # streaming re-transcribes after this much new audio (see min_update_seconds)
     encoder_block_seconds: int = 2  # audio is encoded in blocks this long, 1/2/4/8 (see the module doc)
 
@@ -103,8 +104,9 @@ class TranscriptionStats:
     audio_chunks: int = 0  # audio blocks in the window (see the module doc)
     reused_audio_chunks: int = 0  # blocks whose KV entries were kept
     encoded_audio_chunks: int = 0  # blocks that went through the encoder in this call
-    generated: int = 0
+    generated: int = 0  # output tokens, the forced ones included
     drafted: int = 0  # generated tokens that came from a verified draft
+    forced: int = 0  # tokens of the committed prefix, prefilled instead of generated
 
 
 class LlamaAsrBackend:
@@ -155,6 +157,18 @@ class LlamaAsrBackend:
         return self.options.update_seconds
 
     @property
+    def accepts_prefix(self) -> bool:
+        """Whether streaming should pass the committed words to force (see :meth:`transcribe`)."""
+        return self.options.force_prefix
+
+    @property
+    def update_grid_seconds(self) -> float | None:
+        """Streaming hears windows of whole blocks (see StreamingTranscriber._grid_pass_due):
+        each block is then encoded once. None with blocks longer than an update (8 s pieces)."""
+        block = self.options.encoder_block_seconds
+        return float(block) if block <= self.options.update_seconds else None
+
+    @property
     def sample_rate(self) -> int:
         return self._native.sample_rate
 
@@ -172,7 +186,12 @@ class LlamaAsrBackend:
 
     # -- AsrBackend -----------------------------------------------------------------------
     def transcribe(self, audio: np.ndarray, *, prompt: str | None = None,
-                   language: str | None = None) -> Sequence[Word]:
+                   language: str | None = None, prefix: str | None = None) -> Sequence[Word]:
+        """The words of ``audio``; with ``prefix`` (text the window's speech starts with, already
+        committed), that text is forced as the start of the output and only the words after
+        it are returned. Streaming passes the committed words still in its window: prefilling
+        them costs one batch without logits, where generating or verifying them cost a logits
+        row per token, and the model cannot hear committed words as other words."""
         if self._native is None:
             raise RuntimeError("backend is closed")
         audio = np.ascontiguousarray(np.asarray(audio, dtype=np.float32).reshape(-1))
@@ -184,8 +203,9 @@ class LlamaAsrBackend:
 
             audio = soxr.resample(audio, SAMPLE_RATE, self._native.sample_rate).astype(np.float32)
         forced = language_name(language)
-        tokens, probs = self.generate(audio, prompt=prompt, language=language)
-        return self._words(tokens, probs, forced, duration)
+        prefix = (prefix or "").strip()
+        tokens, probs = self.generate(audio, prompt=prompt, language=language, prefix=prefix)
+        return self._words(tokens, probs, forced, duration, len(prefix))
 
     def close(self) -> None:
         native, self._native = getattr(self, "_native", None), None
@@ -195,12 +215,13 @@ class LlamaAsrBackend:
             native.close()
 
     # -- one window -----------------------------------------------------------------------
-    def generate(self, audio: np.ndarray, *, prompt: str | None = None,
-                 language: str | None = None) -> tuple[list[int], list[float]]:
+    def generate(self, audio: np.ndarray, *, prompt: str | None = None, language: str | None = None,
+                 prefix: str = "") -> tuple[list[int], list[float]]:
         """Prefill the prompt with ``audio`` and decode; the output tokens and their probabilities."""
         native = self.native
         self.stats = TranscriptionStats()
         text = self.layout.render(prompt, language)
+        forced = native.text_tokens(prefix) if prefix else []
         budget = self._budget(audio.size / self._native.sample_rate)
         audio = self._whole_blocks(audio)
         with native.tokenize(text, audio) as chunks:
@@ -218,7 +239,7 @@ class LlamaAsrBackend:
                 native.forget_from(0)
                 raise AudioError(f"llama.cpp could not process this audio window: {exc}") from exc
         try:
-            return self._decode(n_past, budget)
+            return self._decode(n_past, budget, forced, text.endswith(ASR_TEXT))
         except NativeError as exc:
             self._kv, self._draft = [], []
             native.forget_from(0)
@@ -254,8 +275,10 @@ class LlamaAsrBackend:
                 self._prefill(chunks, audio)
         return np.array(self._native.logits(-1))
 
-    def _words(self, tokens: list[int], probs: list[float], forced: str | None, duration: float) -> list[Word]:
-        """Parse ``language X<asr_text>text`` (or, forced, just the text) into timed words."""
+    def _words(self, tokens: list[int], probs: list[float], forced: str | None, duration: float,
+               skip: int = 0) -> list[Word]:
+        """Parse ``language X<asr_text>text`` (or, forced, just the text) into timed words,
+        leaving out the first ``skip`` characters of the text (the forced prefix)."""
         if not forced and self._asr_text is not None and self._asr_text in tokens:
             cut = tokens.index(self._asr_text)
             tokens, probs, forced = tokens[cut + 1 :], probs[cut + 1 :], "detected"
@@ -269,7 +292,7 @@ class LlamaAsrBackend:
         for piece, p in zip(pieces, probs):
             spans.append((offset, offset + len(piece), p))
             offset += len(piece)
-        return timed_words(text, duration, spans)
+        return timed_words(text, duration, spans, skip=skip)
 
     def _budget(self, seconds: float) -> int:
         # Speech runs at ~3-5 tokens per second; 12/s plus room for "language X<asr_text>" never
@@ -397,13 +420,38 @@ class LlamaAsrBackend:
                 self._blocks.popitem(last=False)
         return _Block(digest, embd, embd.shape[0], samples, (alone, j))
 
-    def _decode(self, n_past: int, budget: int) -> tuple[list[int], list[float]]:
-        """Greedy decoding with the repeat penalty, verifying the previous output as a draft."""
+    def _decode(self, n_past: int, budget: int, forced: list[int], after_header: bool) -> tuple[list[int], list[float]]:
+        """Greedy decoding with the repeat penalty, verifying the previous output as a draft.
+
+        ``forced`` (the committed prefix's tokens) is prefilled where the text begins: at once
+        when the prompt ends with the ``<asr_text>`` of a forced language (``after_header``),
+        else after the model writes it.
+        """
         native = self._native
         out: list[int] = []
         probs: list[float] = []
         draft = self._draft if self.options.draft else []
         record = self._kv.append if self._kv is not None else (lambda item: None)
+
+        def force(chosen: list[int], n_past: int) -> int:
+            """Prefill ``chosen`` (the token just picked, already in ``out``) and the forced prefix."""
+            nonlocal draft
+            take = forced[: max(0, budget - len(out))]
+            if chosen or take:
+                n_past = native.decode_tokens(chosen + take, n_past)
+            for t in take:
+                out.append(t)
+                probs.append(1.0)
+                record(("t", t))
+            self.stats.forced = len(take)
+            draft = self._realign(draft, out)
+            return n_past
+
+        if forced and after_header:
+            n_past = force([], n_past)
+            forced_pending = False
+        else:
+            forced_pending = bool(forced)
         logits = native.logits(-1)
         while True:
             token, p = self._pick(logits, out)
@@ -412,10 +460,19 @@ class LlamaAsrBackend:
             out.append(token)
             probs.append(p)
             record(("t", token))
+            if forced_pending and token == self._asr_text:
+                forced_pending = False
+                n_past = force([token], n_past)
+                logits = native.logits(-1)
+                continue
             k = len(out)
             if draft[: k] == out and len(draft) > k:
-                # Verify draft[k:] in one batch: the token just chosen plus the draft after it.
-                batch = [token] + draft[k : k + min(len(draft) - k, budget - k, 64)]
+                # Verify draft[k:] in one batch: the token just chosen plus the draft after it
+                # (up to its <asr_text> while the prefix waits to be forced after that).
+                end = k + min(len(draft) - k, budget - k, 64)
+                if forced_pending and self._asr_text in draft[k:end]:
+                    end = draft.index(self._asr_text, k) + 1
+                batch = [token] + draft[k:end]
                 n_past = native.decode_tokens(batch, n_past, all_logits=True)
                 for j in range(len(batch)):
                     logits = native.logits(j)
@@ -431,12 +488,32 @@ class LlamaAsrBackend:
                 # Drop what the rejected part of the draft left in the cache.
                 native.forget_from(n_past - (len(batch) - 1 - j))
                 n_past -= len(batch) - 1 - j
+                if forced_pending and out[-1] == self._asr_text:
+                    forced_pending = False
+                    n_past = force([], n_past)
+                    logits = native.logits(-1)
                 continue
             n_past = native.decode_tokens([token], n_past)
             logits = native.logits(-1)
         self._draft = out
         self.stats.generated = len(out)
         return out, probs
+
+    def _realign(self, draft: list[int], out: list[int]) -> list[int]:
+        """The draft re-cut so it starts with ``out``: the previous output's tokens after the
+        text ``out`` spells (a forced prefix is tokenized afresh, so its tokens may differ from
+        the ones the model wrote for it); empty when the texts part."""
+        if draft[: len(out)] == out:
+            return draft
+        target = b"".join(self._native.piece(t) for t in out)
+        spelled = b""
+        for i, t in enumerate(draft):
+            if len(spelled) >= len(target):
+                break
+            spelled += self._native.piece(t)
+        else:
+            i = len(draft)
+        return out + draft[i:] if spelled == target else []
 
     def _pick(self, logits: np.ndarray, history: list[int]) -> tuple[int, float]:
         """Greedy choice after the repeat penalty over the last ``repeat_last_n`` output tokens."""

@@ -132,11 +132,14 @@ def split_output(text: str, forced_language: str | None = None) -> tuple[str | N
     return None, text.strip()
 
 
-def timed_words(text: str, duration: float, token_spans: Sequence[tuple[int, int, float]] = ()) -> list[Word]:
+def timed_words(text: str, duration: float, token_spans: Sequence[tuple[int, int, float]] = (),
+                skip: int = 0) -> list[Word]:
     """Words of ``text`` spread over ``[0, duration]`` by character count.
 
     ``token_spans`` are ``(byte_start, byte_end, probability)`` of the tokens that spelled
-    ``text`` (UTF-8 offsets); a word's probability is the lowest among its tokens.
+    ``text`` (UTF-8 offsets); a word's probability is the lowest among its tokens. The first
+    ``skip`` characters (a forced prefix) keep their share of the time but give no words; a word
+    they end inside gives its rest, without a leading space (it continues the word before).
     """
     matches = list(_WORD.finditer(text))
     total = sum(len(m.group()) for m in matches)
@@ -144,12 +147,16 @@ def timed_words(text: str, duration: float, token_spans: Sequence[tuple[int, int
     done = 0
     for m in matches:
         body = m.group()
-        start = duration * done / total
+        first = done
         done += len(body)
+        if m.end() <= skip:
+            continue
+        cut = max(0, skip - m.start())
+        start = duration * (first + cut) / total
         end = duration * done / total
-        b0 = len(text[: m.start()].encode())
-        b1 = b0 + len(body.encode())
+        b0 = len(text[: m.start() + cut].encode())
+        b1 = len(text[: m.end()].encode())
         probs = [p for s, e, p in token_spans if s < b1 and e > b0]
-        lead = "" if _IS_CJK.match(body) else " "
-        words.append(Word(lead + body, round(start, 3), round(end, 3), min(probs) if probs else 1.0))
+        lead = "" if cut or _IS_CJK.match(body) else " "
+        words.append(Word(lead + body[cut:], round(start, 3), round(end, 3), min(probs) if probs else 1.0))
     return words

@@ -171,6 +171,16 @@ class NativeSpeechModel:
         n = L.llama_tokenize(self._vocab, data, len(data), out, 8, False, True)
         return out[0] if n == 1 else None
 
+    def text_tokens(self, text: str) -> list[int]:
+        """``text`` tokenized as plain text (no special tokens parsed, none added)."""
+        data = text.encode()
+        size = len(data) + 8
+        out = (L.llama_token * size)()
+        n = L.llama_tokenize(self._vocab, data, len(data), out, size, False, False)
+        if n < 0:
+            raise NativeError(f"could not tokenize {len(data)} bytes of text")
+        return list(out[:n])
+
     # -- prompt ---------------------------------------------------------------------------
     def tokenize(self, prompt: str, audio: np.ndarray) -> AudioPrompt:
         """Tokenize ``prompt`` (holding :attr:`marker` once) with ``audio`` (float32 PCM)."""

@@ -129,6 +129,13 @@ def test_output_parsing_and_word_times():
     assert [w.probability for w in words] == [0.9, 0.5, 0.7]
     cjk = timed_words("你好。世界", 1.0)
     assert [w.text for w in cjk] == ["你", "好。", "世", "界"]
+    # A forced prefix keeps its share of the time but gives no words; a word it ends inside
+    # gives its rest, which continues the word before (no leading space).
+    after = timed_words("Hello big world.", 3.2, [(0, 5, 0.9), (5, 9, 0.5), (9, 16, 0.7)], skip=5)
+    assert [(w.text, w.start, w.end) for w in after] == [(w.text, w.start, w.end) for w in words[1:]]
+    inside = timed_words("Hello big world.", 3.2, skip=3)
+    assert [w.text for w in inside] == ["lo", " big", " world."]
+    assert inside[0].start == pytest.approx(3.2 * 3 / 14, abs=1e-3) and inside[0].end == words[0].end
 
 
 def test_prompt_tokens_wrap_each_8s_audio_window(backend):
@@ -180,6 +187,78 @@ def test_same_window_same_words_with_and_without_reuse(pair, backend):
         plain.close()
     backend.transcribe(loud_start(10.0), language="en")
     assert backend.stats.drafted > 0  # the repeated window's output was verified in one batch
+
+
+def _continuation(native, tokens: list[int]) -> str:
+    return " ".join(b"".join(native.piece(t, special=False) for t in tokens).decode("utf-8", "replace").split())
+
+
+def test_a_forced_prefix_is_what_the_model_would_have_written(pair, backend):
+    """Forcing the committed words gives the output a prompt ending in them gives, and the
+    words after them only; the cache and the draft change nothing."""
+    plain = LlamaAsrBackend(*pair, LlamaOptions(threads=1, reuse_cache=False, draft=False))
+    try:
+        audio, prefix = loud_start(6.0), "in the hat"
+        forced = plain.native.text_tokens(prefix)
+        tokens, _ = plain.generate(audio, language="en", prefix=prefix)
+        assert tokens[: len(forced)] == forced and plain.stats.forced == len(forced)
+        rest = tokens[len(forced) :]
+        assert rest  # the model went on after the prefix
+        written = plain.layout
+        plain.layout = type("Ending", (), {"render": lambda self, p, lang: written.render(p, lang) + prefix})()
+        assert plain.generate(audio, language="en")[0] == rest  # as if the prompt had ended with it
+        plain.layout = written
+        words = plain.transcribe(audio, language="en", prefix=" " + prefix)  # streaming's joined words
+        assert " ".join("".join(w.text for w in words).split()) == _continuation(plain.native, rest)
+        assert all(0.0 < w.start <= w.end <= 6.0 for w in words)  # the prefix kept its share of the time
+        # The same with reuse and the draft: a longer prefix re-cuts the previous output.
+        for p in (prefix, prefix + " and"):
+            ours = backend.transcribe(audio, language="en", prefix=p)
+            theirs = plain.transcribe(audio, language="en", prefix=p)
+            assert [(w.text, w.start, w.end) for w in ours] == [(w.text, w.start, w.end) for w in theirs]
+    finally:
+        plain.close()
+
+
+def test_without_a_language_the_prefix_is_forced_after_the_header(pair, backend):
+    """The model writes ``language X<asr_text>`` first; the prefix goes right after it, also
+    when the header came from the verified draft. The tiny model writes no <asr_text> of its
+    own, so a token it does write stands in for it."""
+    plain = LlamaAsrBackend(*pair, LlamaOptions(threads=1, reuse_cache=False, draft=False))
+    try:
+        audio = loud_start(4.0, seed=2)
+        free, _ = plain.generate(audio)
+        j = next(i for i in range(2, len(free)) if free[i] not in free[:i])  # a third-or-later token, new
+        # The prefix is what the model writes after that token anyway: a draft that holds it
+        # must still stop at the header, and the prefix be forced, not verified.
+        prefix = _continuation(plain.native, free[j + 1 : j + 6])
+        assert prefix
+        forced = plain.native.text_tokens(prefix)
+        outputs = []
+        for b in (plain, backend, backend):  # the second run of `backend` verifies its draft
+            b._asr_text = free[j]
+            try:
+                tokens, _ = b.generate(audio, prefix=prefix)
+            finally:
+                b._asr_text = plain.native.token_id("<asr_text>")
+            assert tokens[: j + 1] == free[: j + 1] and tokens[j + 1 : j + 1 + len(forced)] == forced
+            assert b.stats.forced == len(forced)
+            outputs.append(tokens)
+        assert outputs[0] == outputs[1] == outputs[2]
+        assert backend.stats.drafted >= j  # the header came from the draft, then the prefix was forced
+    finally:
+        plain.close()
+
+
+def test_a_draft_is_re_cut_where_a_differently_tokenized_prefix_ends(backend):
+    native = backend.native
+    spelled = [native.text_tokens(" ")[0]] + [native.text_tokens(c)[0] for c in "the"]  # " the", byte by byte
+    cat = native.text_tokens(" cat")
+    the = native.text_tokens(" the")
+    assert len(the) == 1 and len(spelled) == 4  # the fixture's merges make " the" one token
+    assert backend._realign(spelled + cat, the) == the + cat
+    assert backend._realign(spelled + cat, native.text_tokens(" then")) == []  # the texts part
+    assert backend._realign(the + cat, the) == the + cat
 
 
 @pytest.mark.parametrize("block, reused", [(8, (1, 1, 0, 0)), (2, (4, 5, 0, 2))])

@@ -55,6 +55,7 @@ class Dims:
     text_scale: float = 0.3  # std of the text layers' weights: large enough that the output is
     # not a copy of the last input token (tied embeddings copy it when layers are near zero)
     special_scale: float = 4.0  # x 0.1: how often the specials (<|im_end|> ends the output) win
+    merges: tuple[str, ...] = ()  # BPE merges on top of MERGES (the benchmark's English ones)
 
 
 TINY = Dims()
@@ -79,9 +80,19 @@ def _bytes_to_unicode() -> list[str]:
     return [chr(table[b]) for b in range(256)]
 
 
-def vocabulary(n_vocab: int = 0) -> tuple[list[str], list[int]]:
+def all_merges(dims: Dims) -> list[str]:
+    return MERGES + [m for m in dims.merges if m not in MERGES]
+
+
+def vocabulary(n_vocab: int = 0, merges: list[str] = MERGES) -> tuple[list[str], list[int]]:
     """Token texts and types: 256 byte tokens, the merge results, specials, then padding."""
-    tokens = _bytes_to_unicode() + [m.replace(" ", "") for m in MERGES]
+    tokens = _bytes_to_unicode()
+    seen = set(tokens)
+    for m in merges:
+        result = m.replace(" ", "")
+        if result not in seen:  # two merges can spell the same token
+            seen.add(result)
+            tokens.append(result)
     types = [gguf.TokenType.NORMAL] * len(tokens)
     tokens += SPECIAL_TOKENS
     types += [gguf.TokenType.CONTROL] * len(SPECIAL_TOKENS)
@@ -124,7 +135,7 @@ def write_text_model(path: Path, dims: Dims = TINY, *, chat_template: str | None
     """The ``qwen3vl`` text model (decoder + tokenizer); ``repeat_penalty`` as the converter
     writes a model's generation_config (``general.sampling.penalty_repeat``)."""
     path = Path(path)
-    tokens, types = vocabulary(dims.n_vocab)
+    tokens, types = vocabulary(dims.n_vocab, all_merges(dims))
     arch = "qwen3vl"
     w = gguf.GGUFWriter(str(path), arch)
     w.add_name("random-qwen3asr-text")
@@ -145,7 +156,7 @@ def write_text_model(path: Path, dims: Dims = TINY, *, chat_template: str | None
     w.add_tokenizer_pre("qwen2")
     w.add_token_list(tokens)
     w.add_token_types(types)
-    w.add_token_merges(MERGES)
+    w.add_token_merges(all_merges(dims))
     im_end = tokens.index("<|im_end|>")
     w.add_bos_token_id(im_end)
     w.add_eos_token_id(im_end)
