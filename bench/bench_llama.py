@@ -3,8 +3,18 @@
 
 No Qwen3-ASR GGUF is on the package index, so the model is random weights at the 0.6B shapes
 (Q8_0 text, F16 mmproj), written once by tests/engine/backends/tiny_qwen3asr.py into
-``--model-dir``. Its text is noise, so generation length is capped at ``--tokens-per-second``
-(real English speech needs 3-5 tokens per second) to make the decode share realistic.
+``--model-dir``. Two things make its text side cost what the real model's does:
+
+* its tokenizer has 32k BPE merges learned from the English of Python's standard-library
+  docstrings: the eval transcripts come out at 1.3-1.4 tokens per word, about what Qwen's own
+  151k-token BPE gives English (a byte-level one would give 5);
+* it speaks the reference (:class:`ReferenceSpeaker`): every output token is still chosen the
+  real way (the logits computed, penalised and arg-maxed), then replaced by the next token of the
+  stream's reference words heard by then (word end times from faster-whisper offline). Random
+  weights write noise that never agrees with itself, so nothing would ever commit; with the
+  reference, passes agree, words commit, committed words are forced, and drafts verify as they
+  would for a model that hears the stream right. The committed text must then be the
+  reference: the report gives its WER (0 means nothing was lost or repeated).
 
     .venv/bin/python bench/bench_llama.py --quick     # 12 s of speech, windows 4/8/12 s
     .venv/bin/python bench/bench_llama.py             # the 27 s LibriVox stream, windows 2-24 s
@@ -12,9 +22,10 @@ No Qwen3-ASR GGUF is on the package index, so the model is random weights at the
 Reports, as JSON on stdout and a table on stderr:
   * one update versus window length: CPU seconds for a cold window (encode + prefill + decode);
   * streaming through StreamingTranscriber (Silero gate, LocalAgreement-2), fed in 100 ms chunks
-    as fast as it goes: CPU seconds per audio second with and without cache reuse + drafting.
-    Updates happen per ``LlamaOptions.update_seconds`` (2 s) of new audio whatever the pace, so
-    this is the CPU load of a live stream;
+    as fast as it goes: CPU seconds per audio second with everything on, without forcing the
+    committed prefix, and without cache reuse + drafting. Updates happen per
+    ``LlamaOptions.update_seconds`` (2 s) of new audio whatever the pace, so this is the CPU
+    load of a live stream;
   * the same stream at wall-clock pace with reuse: update interval and wall time per update,
     the largest backlog of audio waiting, final latency; realtime means the backlog stays under
     one update interval;
@@ -42,21 +53,84 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests" / "engine" / "backends"))
 
-from _common import build_stream, machine_info, peak_rss_mb  # noqa: E402
+from _common import build_stream, machine_info, peak_rss_mb, wer  # noqa: E402
 
 RATE = 16_000
 
 
+def english_merges(vocab_size: int = 32_000) -> list[str]:
+    """BPE merges learned from the English of the standard library's docstrings (not the eval
+    transcripts, which would come out one token per word)."""
+    import ast
+    import sysconfig
+
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    docs = []
+    for path in sorted(Path(sysconfig.get_paths()["stdlib"]).rglob("*.py")):
+        if "test" in path.parts:
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        docs += [d for node in ast.walk(tree)
+                 if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                 and (d := ast.get_docstring(node))]
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    # The prompt's own words are single tokens in Qwen's vocabulary.
+    tok.train_from_iterator(docs + ["system user assistant language English"] * 100, trainer)
+    return [m if isinstance(m, str) else " ".join(m) for m in json.loads(tok.to_str())["model"]["merges"]]
+
+
 def ensure_model(folder: Path) -> tuple[Path, Path]:
+    from dataclasses import replace
+
     from tiny_qwen3asr import QWEN3_ASR_0_6B, write_pair
 
-    prefix = "qwen3asr-0.6b-random"
+    prefix = "qwen3asr-0.6b-random-bpe"
     text, mmproj = folder / f"{prefix}-text.gguf", folder / f"{prefix}-mmproj.gguf"
     if not (text.exists() and mmproj.exists()):
         t0 = time.monotonic()
-        write_pair(folder, QWEN3_ASR_0_6B, prefix=prefix)
+        write_pair(folder, replace(QWEN3_ASR_0_6B, merges=tuple(english_merges())), prefix=prefix)
         print(f"wrote the 0.6B-shaped pair in {time.monotonic() - t0:.0f} s", file=sys.stderr)
     return text, mmproj
+
+
+def make_speaker(base, words: list[tuple[str, float, float]]):
+    """A :class:`ReferenceSpeaker` class over the backend class ``base`` (imported late)."""
+
+    class ReferenceSpeaker(base):
+        """The 0.6B backend writing the stream's reference words (see the module doc).
+
+        ``locate()`` says where the window lies: its start in stream seconds and how many
+        reference words are committed before this pass. The pass writes the words up to the
+        ones that end inside the window: after a forced prefix, those after the committed ones;
+        without one, all whose speech reaches into the window (committed ones heard again).
+        """
+
+        locate = staticmethod(lambda: (0.0, 0))
+
+        def generate(self, audio, *, prompt=None, language=None, prefix=""):
+            start, done = self.locate()
+            end = start + audio.size / RATE
+            heard = sum(1 for _, _, e in words if e <= end)
+            if not prefix:
+                done = min(done, sum(1 for _, _, e in words if e <= start + 0.05))
+            text = " ".join(w.strip() for w, _, _ in words[done:heard])
+            self._reference = self.native.text_tokens((" " if prefix and text else "") + text) if text else []
+            self._end = self.native.token_id("<|im_end|>")
+            return super().generate(audio, prompt=prompt, language=language, prefix=prefix)
+
+        def _pick(self, logits, history):
+            super()._pick(logits, history)  # the real choice, for its cost
+            i = len(history) - self.stats.forced
+            return (self._reference[i] if i < len(self._reference) else self._end), 0.9
+
+    return ReferenceSpeaker
 
 
 def cpu() -> float:
@@ -64,25 +138,28 @@ def cpu() -> float:
 
 
 class Recorder:
-    """An AsrBackend wrapper that keeps every window it is asked to transcribe."""
+    """An AsrBackend wrapper that keeps every window it is asked to transcribe (with where the
+    window lies, for a replay) and points the speaker at the transcriber."""
 
     def __init__(self, backend):
         self.backend = backend
-        self.windows: list[tuple[np.ndarray, str | None, str | None]] = []
+        self.windows: list[tuple[np.ndarray, str | None, str | None, tuple[float, int]]] = []
         self.costs: list[float] = []
+        self.committed: list[str] = []
 
-    @property
-    def name(self) -> str:
-        return self.backend.name
+    def attach(self, transcriber) -> None:
+        self.backend.locate = lambda: (transcriber._buffer_start, len(self.committed))
 
-    @property
-    def min_update_seconds(self) -> float:
-        return self.backend.min_update_seconds
+    def commit(self, words) -> None:
+        self.committed += [w.text for w in words]
 
-    def transcribe(self, audio, *, prompt=None, language=None):
-        self.windows.append((np.array(audio), prompt, language))
+    def __getattr__(self, name: str):
+        return getattr(self.backend, name)  # name, min_update_seconds, update_grid_seconds, ...
+
+    def transcribe(self, audio, *, prompt=None, language=None, **extra):
+        self.windows.append((np.array(audio), prompt, language, self.backend.locate()))
         t0 = cpu()
-        words = self.backend.transcribe(audio, prompt=prompt, language=language)
+        words = self.backend.transcribe(audio, prompt=prompt, language=language, **extra)
         self.costs.append(cpu() - t0)
         return words
 
@@ -90,24 +167,26 @@ class Recorder:
         self.backend.close()
 
 
-def stream_run(backend, audio: np.ndarray) -> dict:
+def stream_run(backend, audio: np.ndarray, reference: str) -> dict:
     from desktop_rt.engine.streaming import StreamingConfig, StreamingTranscriber
 
     rec = Recorder(backend)
     transcriber = StreamingTranscriber(rec, StreamingConfig(language="en"))
-    reused = drafted = generated = encoded = chunks = 0
+    rec.attach(transcriber)
+    reused = drafted = generated = encoded = chunks = forced = 0
     t0, w0 = cpu(), time.monotonic()
     for i in range(0, len(audio), 1600):
         transcriber.insert_audio(audio[i : i + 1600])
         n = len(rec.windows)
-        transcriber.process()
+        rec.commit(transcriber.process().committed)
         if len(rec.windows) > n:
             reused += backend.stats.reused_audio_chunks
             encoded += backend.stats.encoded_audio_chunks
             chunks += backend.stats.audio_chunks
             drafted += backend.stats.drafted
             generated += backend.stats.generated
-    transcriber.finish()
+            forced += backend.stats.forced
+    rec.commit(transcriber.finish().committed)
     spent = cpu() - t0
     return {
         "cpu_s_per_audio_s": round(spent / (len(audio) / RATE), 3),
@@ -120,11 +199,13 @@ def stream_run(backend, audio: np.ndarray) -> dict:
         "audio_chunks": chunks,
         "drafted_tokens": drafted,
         "generated_tokens": generated,
+        "forced_tokens": forced,
+        "wer_vs_reference": round(wer(reference, "".join(rec.committed)), 4),
         "windows": rec.windows,
     }
 
 
-def paced_run(backend, audio: np.ndarray) -> dict:
+def paced_run(backend, audio: np.ndarray, reference: str) -> dict:
     """The stream at wall-clock pace (100 ms chunks), as a microphone feeds it: does it keep up?"""
     from _common import run_paced
 
@@ -132,6 +213,7 @@ def paced_run(backend, audio: np.ndarray) -> dict:
 
     rec = Recorder(backend)
     transcriber = StreamingTranscriber(rec, StreamingConfig(language="en"))
+    rec.attach(transcriber)
     walls: list[float] = []
     gaps: list[float] = []  # wall seconds between an update and the one before it in the same segment
     last = [None]
@@ -146,10 +228,15 @@ def paced_run(backend, audio: np.ndarray) -> dict:
             if last[0] is not None and len(transcriber._history) > 1:
                 gaps.append(t0 - last[0])
             last[0] = t0
+        rec.commit(update.committed)
         return [(w.text, w.start, w.end) for w in update.committed]
 
-    res = run_paced(audio, speed=1.0, insert=transcriber.insert_audio, step=step,
-                    finish=lambda: [(w.text, w.start, w.end) for w in transcriber.finish().committed])
+    def finish():
+        update = transcriber.finish()
+        rec.commit(update.committed)
+        return [(w.text, w.start, w.end) for w in update.committed]
+
+    res = run_paced(audio, speed=1.0, insert=transcriber.insert_audio, step=step, finish=finish)
     audio_s = len(audio) / RATE
     return {
         "updates": len(walls),
@@ -162,6 +249,7 @@ def paced_run(backend, audio: np.ndarray) -> dict:
         "max_backlog_s": round(res.max_backlog, 2),
         "final_latency_s": round(res.final_latency, 2),
         "cpu_s_per_audio_s": round(res.cpu_seconds / audio_s, 3),
+        "wer_vs_reference": round(wer(reference, "".join(rec.committed)), 4),
         "other_load": res.other_load,
     }
 
@@ -199,41 +287,48 @@ def c_helper_replay(backend, windows) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model-dir", type=Path, default=Path.home() / ".cache" / "desktop-rt" / "bench-models")
+    ap.add_argument("--whisper", default=None, help="CTranslate2 Whisper folder for the word times "
+                    "(default: the embedded model)")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--tokens-per-second", type=float, default=4.0)
-    ap.add_argument("--token-slack", type=int, default=6,
-                    help="tokens allowed on top of --tokens-per-second: the ~5 of 'language English<asr_text>' "
-                         "(random weights never stop by themselves; the backend's default of 24 is a safety margin)")
     ap.add_argument("--block-seconds", type=int, default=None,
                     help="LlamaOptions.encoder_block_seconds (default: the backend's default)")
     ap.add_argument("--update-seconds", type=float, default=None,
                     help="LlamaOptions.update_seconds (default: the backend's default)")
+    ap.add_argument("--paced-runs", type=int, default=1, help="paced runs with the defaults")
     ap.add_argument("--streams-only", action="store_true", help="skip the per-window costs and the C-helper replay")
+    ap.add_argument("--stream", default="librivox", help="librivox (27 s) or long (60 s, with trims and long pauses)")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
 
+    from _align import alignment_words
+
     from desktop_rt.engine.backends.llama import PIECE_SECONDS, LlamaAsrBackend, LlamaOptions
+    from desktop_rt.engine.models import ensure_default_model
 
     block = args.block_seconds or LlamaOptions().encoder_block_seconds
     update_s = args.update_seconds or LlamaOptions().update_seconds
     text, mmproj = ensure_model(args.model_dir)
-    stream = build_stream("librivox")
+    stream = build_stream(args.stream)
     audio = stream.audio[: 12 * RATE] if args.quick else stream.audio
+    words = alignment_words(Path(args.whisper or ensure_default_model()), stream, args.threads, "en")
+    reference = " ".join(w.strip() for w, _, e in words if e <= len(audio) / RATE)
     lengths = (4, 8, 12) if args.quick else (2, 4, 8, 12, 16, 24)
-    report: dict = {"machine": machine_info(), "threads": args.threads, "audio_s": len(audio) / RATE,
-                    "tokens_per_second_cap": args.tokens_per_second, "token_slack": args.token_slack,
+    Speaker = make_speaker(LlamaAsrBackend, words)
+    report: dict = {"machine": machine_info(), "stream": args.stream, "threads": args.threads, "audio_s": len(audio) / RATE,
                     "encoder_block_seconds": block, "update_seconds": update_s}
 
-    def open_backend(reuse: bool, block: int = block):
+    def open_backend(reuse: bool = True, block: int = block, force: bool = True):
         t0 = time.monotonic()
-        b = LlamaAsrBackend(text, mmproj, LlamaOptions(threads=args.threads, reuse_cache=reuse, draft=reuse,
-                                                       max_tokens_per_second=args.tokens_per_second,
-                                                       token_slack=args.token_slack,
-                                                       encoder_block_seconds=block, update_seconds=update_s))
+        b = Speaker(text, mmproj, LlamaOptions(threads=args.threads, reuse_cache=reuse, draft=reuse,
+                                               force_prefix=force, encoder_block_seconds=block,
+                                               update_seconds=update_s))
         report.setdefault("load_s", round(time.monotonic() - t0, 2))
         return b
 
     cold = open_backend(False)
+    ref_tokens = len(cold.native.text_tokens(reference))
+    report["reference"] = {"words": len(reference.split()), "tokens": ref_tokens,
+                           "tokens_per_audio_s": round(ref_tokens / (len(audio) / RATE), 2)}
     per_window = {}
     for seconds in () if args.streams_only else lengths:
         clip = np.resize(stream.audio, seconds * RATE)
@@ -246,57 +341,57 @@ def main() -> int:
               f"{per_window[seconds]['wall_s']:.2f} s", file=sys.stderr)
     report["update_vs_window"] = per_window
 
-    plain = stream_run(cold, audio)
+    plain = stream_run(cold, audio, reference)
     windows = plain.pop("windows")
     report["stream_without_reuse"] = plain
     print(f"stream, no reuse: {plain['cpu_s_per_audio_s']} CPU s / audio s over {plain['updates']} updates",
           file=sys.stderr)
     cold.close()
     # Alternate the two paths window by window, so load from other processes hits both alike. The
-    # C helper encodes whole 8 s pieces, so our side does too here: the same work, only the glue differs.
+    # C helper encodes whole 8 s pieces and generates every token, so our side does too here
+    # (no forced prefix): the same work, only the glue differs.
     ours = helper = 0.0
     same = open_backend(False, block=PIECE_SECONDS) if windows and not args.streams_only else None
-    for w_audio, prompt, language in windows if same is not None else []:
+    for w_audio, prompt, language, where in windows if same is not None else []:
+        same.locate = lambda where=where: where
         t0 = cpu()
         same.transcribe(w_audio, prompt=prompt, language=language)
         ours += cpu() - t0
-        helper += c_helper_replay(same, [(w_audio, prompt, language, same.stats.generated)])
+        helper += c_helper_replay(same, [(same._whole_blocks(w_audio), prompt, language, same.stats.generated)])
     if same is not None:
         same.close()
-    report["python_overhead"] = {"backend_cpu_s": round(ours, 2), "c_helper_cpu_s": round(helper, 2),
-                                 "ratio": round(ours / helper, 3) if helper else None}
-    print(f"replay: backend {ours:.2f} CPU s vs C helper {helper:.2f} CPU s", file=sys.stderr)
+    if same is not None:
+        report["python_overhead"] = {"backend_cpu_s": round(ours, 2), "c_helper_cpu_s": round(helper, 2),
+                                     "ratio": round(ours / helper, 3) if helper else None}
+        print(f"replay: backend {ours:.2f} CPU s vs C helper {helper:.2f} CPU s", file=sys.stderr)
 
-    warm = open_backend(True)
-    cached = stream_run(warm, audio)
-    cached.pop("windows")
-    report["stream_with_reuse"] = cached
-    print(f"stream, reuse+draft: {cached['cpu_s_per_audio_s']} CPU s / audio s, "
-          f"{cached['reused_audio_chunks']} audio chunks reused, {cached['encoded_audio_chunks']}/"
-          f"{cached['audio_chunks']} encoded, {cached['drafted_tokens']}/"
-          f"{cached['generated_tokens']} tokens drafted", file=sys.stderr)
-    warm.close()
-    live = open_backend(True)
-    report["paced_with_reuse"] = paced = paced_run(live, audio)
-    print(f"paced: an update every {paced['update_every_s']} s taking {paced['update_wall_s_mean']} s "
-          f"(max {paced['update_wall_s_max']} s); within a segment one every {paced['update_gap_s_mean']} s "
-          f"(p90 {paced['update_gap_s_p90']}, max {paced['update_gap_s_max']} s), max backlog {paced['max_backlog_s']} s, final latency "
-          f"{paced['final_latency_s']} s, {paced['cpu_s_per_audio_s']} CPU s / audio s", file=sys.stderr)
-    live.close()
+    def streams(label: str, **kw) -> dict:
+        b = open_backend(**kw)
+        fast = stream_run(b, audio, reference)
+        fast.pop("windows")
+        b.close()
+        paced = []
+        for _ in range(args.paced_runs if not kw else 1):
+            b = open_backend(**kw)
+            paced.append(paced_run(b, audio, reference))
+            b.close()
+        p = paced[-1]
+        print(f"{label}: {fast['cpu_s_per_audio_s']} CPU s / audio s ({fast['encoded_audio_chunks']}/"
+              f"{fast['audio_chunks']} blocks encoded, {fast['drafted_tokens']} drafted and {fast['forced_tokens']} "
+              f"forced of {fast['generated_tokens']} tokens, WER {fast['wer_vs_reference']}); paced: an update "
+              f"taking {p['update_wall_s_mean']} s (max {p['update_wall_s_max']} s), within a segment one every "
+              f"{p['update_gap_s_mean']} s (p90 {p['update_gap_s_p90']}, max {p['update_gap_s_max']} s), max backlog "
+              f"{p['max_backlog_s']} s, final latency {p['final_latency_s']} s, {p['cpu_s_per_audio_s']} CPU s / "
+              f"audio s, WER {p['wer_vs_reference']}", file=sys.stderr)
+        return {"stream_with_reuse": fast, "paced_with_reuse": paced[0] if len(paced) == 1 else paced}
+
+    defaults = streams("defaults")
+    report["stream_with_reuse"] = defaults["stream_with_reuse"]
+    report["paced_with_reuse"] = defaults["paced_with_reuse"]
+    report["without_forced_prefix"] = streams("no forced prefix", force=False)
     if block != PIECE_SECONDS:
         # Side by side in the same run: the whole 8 s pieces this backend encoded before blocks.
-        pieces = open_backend(True, block=PIECE_SECONDS)
-        whole = stream_run(pieces, audio)
-        whole.pop("windows")
-        pieces.close()
-        pieces = open_backend(True, block=PIECE_SECONDS)
-        whole_paced = paced_run(pieces, audio)
-        pieces.close()
-        report["whole_pieces"] = {"stream_with_reuse": whole, "paced_with_reuse": whole_paced}
-        print(f"8 s pieces: {whole['cpu_s_per_audio_s']} CPU s / audio s; paced: update taking "
-              f"{whole_paced['update_wall_s_mean']} s (max {whole_paced['update_wall_s_max']} s), within a segment "
-              f"one every {whole_paced['update_gap_s_mean']} s (p90 {whole_paced['update_gap_s_p90']} s), max backlog "
-              f"{whole_paced['max_backlog_s']} s, final latency {whole_paced['final_latency_s']} s", file=sys.stderr)
+        report["whole_pieces"] = streams("8 s pieces", block=PIECE_SECONDS)
     report["peak_rss_mb"] = round(peak_rss_mb(), 1)
     print(json.dumps(report, indent=2))
     return 0

@@ -30,12 +30,21 @@ the clamp floor (a quiet piece next to a loud one keeps 80 dB of its own range) 
 frames at a piece's edges (reflection padding instead of the neighbour's samples). When
 llama.cpp gains a streaming audio-encoder API, :meth:`_audio_blocks` is the one place to adopt it.
 
+A window of whole seconds is heard without its last sample (:meth:`_whole_blocks`), so it is
+whole blocks, each encoded once; streaming hears windows of whole blocks (it asks for them
+through :attr:`LlamaAsrBackend.update_grid_seconds`), so an update encodes and prefills only
+the block that arrived since the last one.
+
 The KV cache of sequence 0 is kept between calls with a record of what it holds (text tokens
 by id, audio blocks by digest); a new window keeps the longest matching prefix and prefills only
-the rest: the prompt prefix and the settled blocks cost nothing. Then the previous window's
-output is used as a draft: it is verified in one batch and kept up to the first token greedy
-decoding would not have chosen, so text that is already settled costs one batched pass instead
-of one decode per token. Both give the logits a run without reuse gives (the tests compare them).
+the rest: the prompt prefix and the settled blocks cost nothing. Streaming passes the committed
+words still in the window as ``prefix``: they are prefilled in one batch right after
+``<asr_text>`` and only the words after them are returned (a forced prefix), so committed text
+is neither generated nor verified again, and the model cannot hear it as other words. Then the
+previous window's output, re-cut where the prefix ends, is used as a draft: it is verified in
+one batch and kept up to the first token greedy decoding would not have chosen, so the tentative
+text costs one batched pass instead of one decode per token. Reuse and drafting give the
+output a run without them gives (the tests compare logits and words).
 """
 
 from __future__ import annotations

@@ -529,11 +529,14 @@ def test_a_models_file_entry_reaches_the_llama_options(pair):
     from desktop_rt.engine.models_file import ModelEntry
 
     entry = ModelEntry(id="tiny-asr", backend="llama", model_path=str(pair[0]), mmproj=str(pair[1]),
-                       options=(("threads", 1), ("token_slack", 3), ("update_seconds", 1.5), ("language", "en")))
+                       options=(("threads", 1), ("token_slack", 3), ("update_seconds", 1.5), ("language", "en"),
+                                ("force_prefix", False)))
     b = load_entry(entry)
     try:
         assert b.name == "tiny-asr"
         assert (b.options.threads, b.options.token_slack, b.min_update_seconds) == (1, 3, 1.5)
+        # Streaming then hears committed words again; 2 s blocks no longer fit in an update of 1.5 s.
+        assert (b.accepts_prefix, b.update_grid_seconds) == (False, None)
         b.transcribe(noise(2.0))
         assert b.stats.generated <= 3 + int(b.options.max_tokens_per_second * 2.0)
     finally:
