@@ -8,8 +8,14 @@ import re
 import signal
 import sys
 import urllib.request
+from pathlib import Path
 
 import pytest
+
+sys.path[:0] = [str(Path(__file__).parents[1] / "engine"), str(Path(__file__).parents[1] / "engine" / "backends")]
+from conftest import read_clip  # noqa: E402
+from rt_client import COMPLETED, DELTA, check_item_order, open_client  # noqa: E402
+from tiny_qwen3asr import write_pair  # noqa: E402
 
 TIMEOUT = 120.0
 
@@ -55,3 +61,31 @@ async def test_serve_refuses_a_public_address_without_a_key():
     _, stderr = await asyncio.wait_for(proc.communicate(), TIMEOUT)
     assert proc.returncode == 1
     assert b"without an API key" in stderr
+
+
+async def test_serve_runs_a_gguf_pair_over_the_realtime_protocol(tmp_path):
+    """``serve --model TEXT.gguf --mmproj MMPROJ.gguf``: the same protocol as the Whisper path,
+    through the GGUF backend's blocks and forced prefix (random weights: structure, not words)."""
+    text, mmproj = write_pair(tmp_path)
+    proc = await start_serve("--port", "0", "--model", str(text), "--mmproj", str(mmproj))
+    try:
+        match = await read_until(proc.stdout, r"listening on (ws://127\.0\.0\.1:(\d+)/v1/realtime)")
+        url, port = match.group(1), int(match.group(2))
+        with await asyncio.to_thread(urllib.request.urlopen, f"http://127.0.0.1:{port}/health", None, 30) as r:
+            assert json.loads(r.read())["model"] == text.name
+        client = await open_client(url)
+        await client.configure(rate=24_000, language="en")
+        clip = read_clip("ss-0870")[: 7 * 16000]
+        await client.append_clip(clip)
+        await client.send({"type": "input_audio_buffer.commit", "final": True})
+        assert await client.drain_to_close() == 1000
+        check_item_order(client.events)  # committed before completed, deltas add up to the transcript
+        (completed,) = client.of_type(COMPLETED)
+        assert completed["usage"]["seconds"] == pytest.approx(7.0, abs=0.05)
+        assert completed["transcript"] == "".join(e["delta"] for e in client.of_type(DELTA))
+        proc.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(proc.wait(), TIMEOUT) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
