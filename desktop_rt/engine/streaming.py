@@ -47,6 +47,12 @@ instead of 2.8%). Such a pass is thrown away and run again on the window cut whe
 committed words end, with them as its prompt (``rehearings`` counts these): the model then
 copies the committed spelling instead.
 
+A backend that encodes audio in blocks and keeps them (the GGUF one: ``update_grid_seconds``)
+is heard on its block grid: a pass each time the window crosses a block boundary, hearing whole
+blocks, and trims cut on the grid. A backend that can force text (``accepts_prefix``) is given
+the committed words still in the window as a prefix and returns only the words after them, so
+the commit point does not rest on its word times (the GGUF backend can only estimate them).
+
 A voice-activity gate (Silero) keeps silence and noise away from the model, which otherwise
 invents text on them. Audio before speech is dropped (keeping ``speech_pad_seconds``); when
 speech has been followed by ``endpoint_silence_seconds`` of silence, the segment is committed
