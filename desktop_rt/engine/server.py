@@ -444,7 +444,12 @@ def serve_forever(args) -> int:
         if len(server.catalog.ids) > 1:
             print(f"desktop-rt: models {', '.join(server.catalog.ids)} (from {models.path})", flush=True)
         print(f"desktop-rt: listening on {server.url}", flush=True)
-        stop.wait()
+        # Not one long wait: a signal that lands on a native thread (llama.cpp's, CTranslate2's)
+        # only sets a flag, and Python runs the handler once the main thread wakes. A wait
+        # without a timeout never woke, and serve ignored SIGINT/SIGTERM now and then (a
+        # GGUF model: 3 stops in 8). ui/app.py wakes its loop for the same reason.
+        while not stop.wait(0.2):
+            pass
         print("desktop-rt: stopping", flush=True)
     finally:
         server.stop()
