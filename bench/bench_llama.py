@@ -40,7 +40,6 @@ CPU seconds, not wall time, because the benchmark machine is shared.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import sys
 import time

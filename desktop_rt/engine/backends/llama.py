@@ -442,9 +442,13 @@ class LlamaAsrBackend:
         draft = self._draft if self.options.draft else []
         record = self._kv.append if self._kv is not None else (lambda item: None)
 
-        def force(chosen: list[int], n_past: int) -> int:
-            """Prefill ``chosen`` (the token just picked, already in ``out``) and the forced prefix."""
-            nonlocal draft
+        forced_pending = bool(forced)
+
+        def force(chosen: list[int], n_past: int) -> tuple[int, np.ndarray]:
+            """Prefill ``chosen`` (the token just picked, already in ``out``) and the forced
+            prefix; the new position and the logits after them."""
+            nonlocal draft, forced_pending
+            forced_pending = False
             take = forced[: max(0, budget - len(out))]
             if chosen or take:
                 n_past = native.decode_tokens(chosen + take, n_past)
@@ -454,14 +458,11 @@ class LlamaAsrBackend:
                 record(("t", t))
             self.stats.forced = len(take)
             draft = self._realign(draft, out)
-            return n_past
+            return n_past, native.logits(-1)
 
-        if forced and after_header:
-            n_past = force([], n_past)
-            forced_pending = False
-        else:
-            forced_pending = bool(forced)
         logits = native.logits(-1)
+        if forced and after_header:
+            n_past, logits = force([], n_past)
         while True:
             token, p = self._pick(logits, out)
             if native.is_eog(token) or len(out) >= budget:
@@ -470,9 +471,7 @@ class LlamaAsrBackend:
             probs.append(p)
             record(("t", token))
             if forced_pending and token == self._asr_text:
-                forced_pending = False
-                n_past = force([token], n_past)
-                logits = native.logits(-1)
+                n_past, logits = force([token], n_past)
                 continue
             k = len(out)
             if draft[: k] == out and len(draft) > k:
@@ -498,9 +497,7 @@ class LlamaAsrBackend:
                 native.forget_from(n_past - (len(batch) - 1 - j))
                 n_past -= len(batch) - 1 - j
                 if forced_pending and out[-1] == self._asr_text:
-                    forced_pending = False
-                    n_past = force([], n_past)
-                    logits = native.logits(-1)
+                    n_past, logits = force([], n_past)
                 continue
             n_past = native.decode_tokens([token], n_past)
             logits = native.logits(-1)
