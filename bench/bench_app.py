@@ -111,7 +111,7 @@ class TimedFileSource:
     """Wraps FileAudioSource to note when the clip's first block is delivered (the clip's t=0)."""
 
     def __new__(cls, audio, pace):
-        from desktop_rt.engine.mic import FileAudioSource
+        from desktop_rt.engine.audio.sources import FileAudioSource
 
         class _Timed(FileAudioSource):
             t0: float | None = None
@@ -142,7 +142,7 @@ def part_latency(args) -> dict:
     from PySide6.QtWidgets import QApplication
 
     from desktop_rt.config import HANDS_FREE, AudioSettings, ServerSettings, Settings
-    from desktop_rt.engine.models import ensure_default_model
+    from desktop_rt.engine.models.embedded import ensure_default_model
     from desktop_rt.ui.app import build_app
 
     sys.path.insert(0, str(ROOT / "bench"))
@@ -206,7 +206,7 @@ def part_latency(args) -> dict:
 # =============================================================================================
 def simulated_events(seconds: float, seed: int = 7):
     """(simulated time, event) for ``seconds`` of speech: 3 words/s, turns of 5-15 s, 0.6 s pauses."""
-    from desktop_rt.engine.events import (
+    from desktop_rt.engine.protocol.events import (
         InputAudioBufferCommitted, InputAudioBufferSpeechStarted, InputAudioBufferSpeechStopped,
         TranscriptionCompleted, TranscriptionDelta, TranscriptionTentative,
     )
@@ -250,9 +250,9 @@ def part_memory(args) -> dict:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
-    from desktop_rt.engine.recorder import CaptionTurn, TranscriptRecorder
-    from desktop_rt.engine.store import StoreWriter
-    from desktop_rt.ui.caption_view import CaptionView
+    from desktop_rt.live.transcript_recorder import CaptionTurn, TranscriptRecorder
+    from desktop_rt.history.store import StoreWriter
+    from desktop_rt.ui.widgets.caption_view import CaptionView
 
     app = QApplication.instance() or QApplication([])
     tmp = Path(tempfile.mkdtemp(prefix="bench-app-mem-"))

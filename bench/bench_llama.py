@@ -167,7 +167,7 @@ class Recorder:
 
 
 def stream_run(backend, audio: np.ndarray, reference: str) -> dict:
-    from desktop_rt.engine.streaming import StreamingConfig, StreamingTranscriber
+    from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
 
     rec = Recorder(backend)
     transcriber = StreamingTranscriber(rec, StreamingConfig(language="en"))
@@ -208,7 +208,7 @@ def paced_run(backend, audio: np.ndarray, reference: str) -> dict:
     """The stream at wall-clock pace (100 ms chunks), as a microphone feeds it: does it keep up?"""
     from _common import run_paced
 
-    from desktop_rt.engine.streaming import StreamingConfig, StreamingTranscriber
+    from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
 
     rec = Recorder(backend)
     transcriber = StreamingTranscriber(rec, StreamingConfig(language="en"))
@@ -301,8 +301,8 @@ def main() -> int:
 
     from _align import alignment_words
 
-    from desktop_rt.engine.backends.llama import PIECE_SECONDS, LlamaAsrBackend, LlamaOptions
-    from desktop_rt.engine.models import ensure_default_model
+    from desktop_rt.engine.asr.llama.backend import PIECE_SECONDS, LlamaAsrBackend, LlamaOptions
+    from desktop_rt.engine.models.embedded import ensure_default_model
 
     block = args.block_seconds or LlamaOptions().encoder_block_seconds
     update_s = args.update_seconds or LlamaOptions().update_seconds

@@ -2,7 +2,7 @@
 """How fast a segment's first words commit, and at what cost in accuracy, per engine setting.
 
 The onset of a segment is where StreamingTranscriber's settings matter most (see the module
-doc of desktop_rt/engine/streaming.py). This replays six streams built from the eval clips in
+doc of desktop_rt/engine/asr/streaming.py). This replays six streams built from the eval clips in
 shuffled orders with random pauses (0-2 s, seeded, so every setting sees the same streams)
 through StreamingTranscriber as fast as it goes, and reports per setting:
 
@@ -59,7 +59,7 @@ def shuffled_streams(seed: int = 7):
 
 
 def run(backend, overrides: dict) -> dict:
-    from desktop_rt.engine.streaming import StreamingConfig, StreamingTranscriber
+    from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
 
     config = StreamingConfig(**overrides)  # language detected, as the app does by default
     errors = words = 0.0
@@ -93,8 +93,8 @@ def run(backend, overrides: dict) -> dict:
 
 
 def main() -> int:
-    from desktop_rt.engine.backends.whisper import WhisperBackend
-    from desktop_rt.engine.models import ensure_default_model
+    from desktop_rt.engine.asr.whisper import WhisperBackend
+    from desktop_rt.engine.models.embedded import ensure_default_model
 
     settings = sys.argv[1:] or ["{}"]
     backend = WhisperBackend(ensure_default_model())

@@ -70,7 +70,7 @@ def summary(words: list[dict], reference_words, stream: C.Stream, speed: float, 
 
 
 def run_direct(backend, stream: C.Stream, speed: float, language: str | None) -> dict:
-    from desktop_rt.engine.streaming import StreamingConfig, StreamingTranscriber
+    from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
 
     tr = StreamingTranscriber(backend, StreamingConfig(language=language))
 
@@ -94,7 +94,7 @@ async def run_client(url: str, stream: C.Stream, speed: float, language: str | N
     import soxr
     from websockets.asyncio.client import connect
 
-    from desktop_rt.engine.audio import float_to_pcm16
+    from desktop_rt.engine.audio.codecs import float_to_pcm16
 
     await asyncio.sleep(delay)
     wire = soxr.resample(stream.audio, C.SAMPLE_RATE, WIRE_RATE, quality="HQ")
@@ -186,9 +186,9 @@ def main(argv=None) -> int:
     runs = args.runs or (1 if args.quick else 3)
     max_sessions = args.max_sessions or (3 if args.quick else 6)
 
-    from desktop_rt.engine.backends.whisper import WhisperBackend, WhisperOptions
-    from desktop_rt.engine.models import ensure_default_model
-    from desktop_rt.engine.server import RealtimeServer, ServerConfig
+    from desktop_rt.engine.asr.whisper import WhisperBackend, WhisperOptions
+    from desktop_rt.engine.models.embedded import ensure_default_model
+    from desktop_rt.engine.server.server import RealtimeServer, ServerConfig
 
     model = Path(args.model) if args.model else ensure_default_model()
     stream = C.build_stream(args.stream)

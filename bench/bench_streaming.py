@@ -65,8 +65,8 @@ def words_tuple(words) -> list[tuple[str, float, float]]:
 
 
 def child_desktop_rt(stream: C.Stream, args) -> dict:
-    from desktop_rt.engine.backends.whisper import WhisperBackend, WhisperOptions, default_threads
-    from desktop_rt.engine.streaming import StreamingConfig, StreamingTranscriber
+    from desktop_rt.engine.asr.whisper import WhisperBackend, WhisperOptions, default_threads
+    from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
 
     # DESKTOP_RT_WHISPER='{"min_context_seconds": 15}' overrides backend options (tuning runs).
     backend_overrides = json.loads(os.environ.get("DESKTOP_RT_WHISPER", "{}"))
@@ -214,8 +214,8 @@ def child_peer(stream: C.Stream, args, variant: str) -> dict:
 
 def run_replay(args) -> int:
     """Feed desktop-rt exactly the batches a recorded run got (its backlog), and print the result."""
-    from desktop_rt.engine.backends.whisper import WhisperBackend, WhisperOptions
-    from desktop_rt.engine.streaming import StreamingConfig, StreamingTranscriber
+    from desktop_rt.engine.asr.whisper import WhisperBackend, WhisperOptions
+    from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
 
     report = json.loads(Path(args.replay).read_text())
     runs = report["streams"][args.stream]["systems"][OURS]
@@ -453,7 +453,7 @@ def run_parent(args) -> int:
         raise SystemExit(f"peer venv missing ({peer_python}); run bash bench/run_all.sh --setup-only")
 
     if args.model is None:
-        from desktop_rt.engine.models import ensure_default_model
+        from desktop_rt.engine.models.embedded import ensure_default_model
 
         args.model = str(ensure_default_model())
     threads = args.threads or os.cpu_count() or 1
@@ -569,7 +569,7 @@ def main(argv=None) -> int:
         return run_replay(args)
     if args.one:
         if args.model is None:
-            from desktop_rt.engine.models import ensure_default_model
+            from desktop_rt.engine.models.embedded import ensure_default_model
 
             args.model = str(ensure_default_model())
         args.threads = args.threads or os.cpu_count() or 1

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Literal, get_args, get_type_hints
 
-from desktop_rt.engine.models import DEFAULT_MODEL_ID
+from desktop_rt.engine.models.embedded import DEFAULT_MODEL_ID
 from desktop_rt.errors import DesktopRtError
 from desktop_rt.paths import config_dir
 

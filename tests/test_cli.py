@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import DATA
+from tests.support.clips import DATA
 
 CLI = [sys.executable, "-m", "desktop_rt.cli"]
 

@@ -9,7 +9,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from desktop_rt.engine.models_file import (
+from desktop_rt.engine.models.catalogue import (
     BACKENDS,
     ModelEntry,
     ModelSource,
@@ -20,7 +20,7 @@ from desktop_rt.engine.models_file import (
     parse_option_value,
     save_models_file,
 )
-from desktop_rt.engine.models import DEFAULT_MODEL_ID
+from desktop_rt.engine.models.embedded import DEFAULT_MODEL_ID
 from desktop_rt.errors import ModelError
 
 __all__ = ["add_parser", "entry_state"]
@@ -86,7 +86,8 @@ def _path(args) -> Path:
 
 def entry_state(entry: ModelEntry) -> str:
     """Whether the entry can be loaded, in words."""
-    from desktop_rt.engine.models import EMBEDDED_WHISPER_BASE, check_ctranslate2_dir
+    from desktop_rt.engine.asr.ct2_folder import check_ctranslate2_dir
+    from desktop_rt.engine.models.embedded import EMBEDDED_WHISPER_BASE
     from desktop_rt.paths import models_dir
 
     if entry.embedded:
@@ -209,7 +210,7 @@ def _entry_for_download(args, model_id: str, folder: Path, names: list[str], has
 
 
 def run_download(args) -> int:
-    from desktop_rt.engine.downloads import download_model
+    from desktop_rt.engine.models.downloads import download_model
 
     config = _load(args)
     model_id = args.model_id or args.repo.rstrip("/").rsplit("/", 1)[-1]

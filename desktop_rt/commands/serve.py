@@ -19,6 +19,6 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from desktop_rt.engine.server import serve_forever  # filled in by the server work (issue 3)
+    from desktop_rt.engine.server.server import serve_forever  # filled in by the server work (issue 3)
 
     return serve_forever(args)

@@ -12,7 +12,7 @@ import sys
 import time
 from typing import TextIO
 
-from desktop_rt.engine.backends.base import SAMPLE_RATE, Word
+from desktop_rt.core_types import SAMPLE_RATE, Word
 
 CHUNK_SECONDS = 0.1
 
@@ -63,10 +63,10 @@ class LiveLine:
 
 
 def run(args: argparse.Namespace) -> int:
-    from desktop_rt.engine.audio import load_audio_file
-    from desktop_rt.engine.model_loader import open_backend
-    from desktop_rt.engine.streaming import StreamingConfig, StreamingTranscriber
-    from desktop_rt.export import Transcript, segments_from_words, write_transcript, export
+    from desktop_rt.engine.audio.codecs import load_audio_file
+    from desktop_rt.engine.models.kinds import open_backend
+    from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
+    from desktop_rt.history.export import Transcript, segments_from_words, write_transcript, export
 
     fmt = args.format
     if fmt is None:

@@ -92,7 +92,7 @@ AUDIO_FILE_ENV = "DESKTOP_RT_AUDIO_FILE"
 
 
 def _file_source_factory(path: str) -> SourceFactory:
-    from desktop_rt.engine.mic import FileAudioSource
+    from desktop_rt.engine.audio.sources import FileAudioSource
 
     return lambda _settings: FileAudioSource(path, name=Path(path).name)
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop_rt.engine.capture import LevelReading
-from desktop_rt.engine.mic import SourceStatus
-from desktop_rt.engine.recorder import CaptionTurn, SessionNotice, SpeechActivity
+from desktop_rt.live.capture import LevelReading
+from desktop_rt.engine.audio.sources import SourceStatus
+from desktop_rt.live.transcript_recorder import CaptionTurn, SessionNotice, SpeechActivity
 
 __all__ = ["ServerState", "StoreProblem", "SessionClosed", "EngineBridge"]
 

@@ -22,10 +22,10 @@ from typing import Callable
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, Settings, save_settings
-from desktop_rt.engine.capture import CaptureFeed
-from desktop_rt.engine.mic import LOST, AudioSource, SoundDeviceSource, SourceStatus
-from desktop_rt.engine.recorder import TranscriptRecorder
-from desktop_rt.engine.store import StoreError, StoreWriter
+from desktop_rt.live.capture import CaptureFeed
+from desktop_rt.engine.audio.sources import LOST, AudioSource, SoundDeviceSource, SourceStatus
+from desktop_rt.live.transcript_recorder import TranscriptRecorder
+from desktop_rt.history.store import StoreError, StoreWriter
 from desktop_rt.errors import DesktopRtError
 from desktop_rt.ui.bridge import EngineBridge, ServerState, SessionClosed, StoreProblem
 
@@ -42,7 +42,7 @@ def default_source(settings: Settings) -> AudioSource:
 
 
 def default_backend(spec: str):
-    from desktop_rt.engine.model_loader import open_backend
+    from desktop_rt.engine.models.kinds import open_backend
 
     return open_backend(spec)
 
@@ -154,8 +154,8 @@ class AppController(QObject):
         threading.Thread(target=self._start_server, args=(self.settings,), name="desktop-rt-start", daemon=True).start()
 
     def _start_server(self, settings: Settings) -> None:
-        from desktop_rt.engine.model_loader import describe_model
-        from desktop_rt.engine.server import RealtimeServer, ServerConfig, ServerError
+        from desktop_rt.engine.models.kinds import describe_model
+        from desktop_rt.engine.server.server import RealtimeServer, ServerConfig, ServerError
 
         lower_thread_priority()  # the server, worker and model threads inherit it
 

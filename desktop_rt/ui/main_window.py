@@ -16,13 +16,13 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, Settings
-from desktop_rt.ui.caption_view import CaptionView
+from desktop_rt.ui.widgets.caption_view import CaptionView
 from desktop_rt.ui.controller import AppController
-from desktop_rt.ui.history_view import HistoryView
-from desktop_rt.ui.level_meter import LevelMeter
-from desktop_rt.ui.overlay import CaptionOverlay
+from desktop_rt.ui.widgets.history_view import HistoryView
+from desktop_rt.ui.widgets.level_meter import LevelMeter
+from desktop_rt.ui.widgets.overlay import CaptionOverlay
 from desktop_rt.ui.shortcuts import TALK_KEY, help_text, make_action
-from desktop_rt.ui.status_panel import StatusPanel
+from desktop_rt.ui.widgets.status_panel import StatusPanel
 
 __all__ = ["MainWindow"]
 
@@ -262,7 +262,7 @@ class MainWindow(QMainWindow):
         QGuiApplication.clipboard().setText(self.captions.committed_text())
 
     def open_settings(self) -> None:
-        from desktop_rt.ui.settings_dialog import SettingsDialog
+        from desktop_rt.ui.dialogs.settings_dialog import SettingsDialog
 
         dialog = SettingsDialog(self.controller.settings, self)
         self.controller.bridge.level.connect(dialog.level_meter.set_reading)
@@ -270,7 +270,7 @@ class MainWindow(QMainWindow):
             self.controller.apply_settings(dialog.result_settings())
 
     def open_models(self) -> None:
-        from desktop_rt.ui.models_dialog import ModelsDialog
+        from desktop_rt.ui.dialogs.models_dialog import ModelsDialog
 
         dialog = ModelsDialog(self.controller.settings, self)
         if dialog.exec():

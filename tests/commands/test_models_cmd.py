@@ -10,7 +10,7 @@ import pytest
 
 from desktop_rt.cli import main
 from desktop_rt.commands.models import _entry_for_download
-from desktop_rt.engine.models_file import load_models_file
+from desktop_rt.engine.models.catalogue import load_models_file
 
 
 @pytest.fixture

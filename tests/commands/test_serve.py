@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-sys.path[:0] = [str(Path(__file__).parents[1] / "engine"), str(Path(__file__).parents[1] / "engine" / "backends")]
-from conftest import read_clip  # noqa: E402
-from rt_client import COMPLETED, DELTA, check_item_order, open_client  # noqa: E402
-from tiny_qwen3asr import write_pair  # noqa: E402
+from tests.support.clips import read_clip  # noqa: E402
+from tests.support.rt_client import COMPLETED, DELTA, check_item_order, open_client  # noqa: E402
+from tests.support.tiny_qwen3asr import write_pair  # noqa: E402
 
 TIMEOUT = 120.0
 

@@ -9,11 +9,12 @@ import pytest
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 
 from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, ServerSettings, Settings
-from desktop_rt.engine.mic import FileAudioSource
-from desktop_rt.engine.store import TranscriptStore
+from desktop_rt.engine.audio.sources import FileAudioSource
+from desktop_rt.history.store import TranscriptStore
 from desktop_rt.ui.app import build_app
-from conftest import read_clip, reference_text
-from ui_support import DATA, make_app, word_recall  # noqa: F401 - make_app is a fixture
+from tests.support.clips import read_clip, reference_text
+from tests.support.clips import DATA
+from tests.support.ui_support import word_recall
 
 pytestmark = pytest.mark.slow
 
@@ -186,7 +187,7 @@ def test_about_box_reports_the_packaged_version(make_app):
 
 def test_an_audio_source_that_cannot_open_is_shown_not_raised(qtbot, tmp_path, whisper_backend):
     from desktop_rt.config import AudioSettings
-    from desktop_rt.engine.mic import FileAudioSource
+    from desktop_rt.engine.audio.sources import FileAudioSource
 
     missing = tmp_path / "no-such-recording.wav"
     app = build_app(

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from desktop_rt.config import HANDS_FREE, Settings, load_settings, save_settings
-from desktop_rt.engine.capture import LevelReading
-from desktop_rt.engine.mic import InputDevice
-from desktop_rt.ui.settings_dialog import SettingsDialog
+from desktop_rt.live.capture import LevelReading
+from desktop_rt.engine.audio.sources import InputDevice
+from desktop_rt.ui.dialogs.settings_dialog import SettingsDialog
 
 DEVICES = [InputDevice(3, "USB Mic", "ALSA", 1, 48000.0, False), InputDevice(0, "Built-in", "ALSA", 2, 44100.0, True)]
 

@@ -7,9 +7,9 @@ import json
 import pytest
 from PySide6.QtGui import QGuiApplication
 
-from desktop_rt.engine.store import TranscriptStore
-from desktop_rt.export import FORMATS, export
-from desktop_rt.ui.history_view import HistoryView
+from desktop_rt.history.store import TranscriptStore
+from desktop_rt.history.export import FORMATS, export
+from desktop_rt.ui.widgets.history_view import HistoryView
 
 
 @pytest.fixture
@@ -86,7 +86,7 @@ def test_exports_match_the_history(history, tmp_path, fmt):
 
 
 def test_export_to_a_missing_folder_is_a_clear_error(history, tmp_path):
-    from desktop_rt.export import ExportFolderMissingError
+    from desktop_rt.history.export import ExportFolderMissingError
 
     history.sessions.setCurrentRow(0)
     with pytest.raises(ExportFolderMissingError, match="does not exist"):

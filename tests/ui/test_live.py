@@ -7,11 +7,12 @@ import pytest
 from PySide6.QtCore import Qt
 
 from desktop_rt.config import HANDS_FREE
-from desktop_rt.engine.mic import FileAudioSource
-from desktop_rt.engine.store import TranscriptStore
-from desktop_rt.export import from_json, to_json, to_srt
-from conftest import read_clip, reference_text
-from ui_support import DATA, make_app, word_recall  # noqa: F401 - make_app is a fixture
+from desktop_rt.engine.audio.sources import FileAudioSource
+from desktop_rt.history.store import TranscriptStore
+from desktop_rt.history.export import from_json, to_json, to_srt
+from tests.support.clips import read_clip, reference_text
+from tests.support.clips import DATA
+from tests.support.ui_support import word_recall
 
 pytestmark = pytest.mark.slow
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from desktop_rt.config import Settings
-from desktop_rt.engine.models_file import ModelsFileError, load_models_file
+from desktop_rt.engine.models.catalogue import ModelsFileError, load_models_file
 from desktop_rt.errors import ModelError
-from desktop_rt.ui.models_dialog import DownloadCancelled, ModelsDialog
+from desktop_rt.ui.dialogs.models_dialog import DownloadCancelled, ModelsDialog
 
 
 def copying_source(src: Path, dest_root: Path, chunk: int = 64 * 1024, gate: threading.Event | None = None):

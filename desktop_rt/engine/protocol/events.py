@@ -1,0 +1,383 @@
+"""Realtime protocol events as frozen dataclasses; dicts exist only at the JSON edge.
+
+- Client events come from :func:`parse_client_event` (text frame -> event, or
+  :class:`ProtocolError` saying what to fix).
+- Server events go out through :func:`to_wire` / :func:`to_json`; each has a unique
+  ``event_id`` ("event_" + random).
+- Commands are what a session asks of the model worker: :class:`AudioChunk`, :class:`Flush`,
+  :class:`Clear`, :class:`Configure`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Union
+
+import numpy as np
+
+from desktop_rt.engine.audio.codecs import AudioFormat
+from desktop_rt.engine.protocol.session_config import (
+    ProtocolError,
+    SessionConfig,
+    SessionPatch,
+    describe_format,
+    parse_session_patch,
+)
+
+__all__ = [
+    "ProtocolError",
+    "DEFAULT_MAX_APPEND_BYTES",
+    "new_id",
+    "SessionUpdate",
+    "InputAudioBufferAppend",
+    "InputAudioBufferCommit",
+    "InputAudioBufferClear",
+    "ClientEvent",
+    "ServerEvent",
+    "SessionCreated",
+    "SessionUpdated",
+    "InputAudioBufferCommitted",
+    "InputAudioBufferCleared",
+    "InputAudioBufferSpeechStarted",
+    "InputAudioBufferSpeechStopped",
+    "TranscriptionDelta",
+    "TranscriptionTentative",
+    "TranscriptionCompleted",
+    "ErrorEvent",
+    "AudioChunk",
+    "Flush",
+    "Clear",
+    "Configure",
+    "Command",
+    "parse_client_event",
+    "to_wire",
+    "to_json",
+]
+
+DEFAULT_MAX_APPEND_BYTES = 15 * 1024 * 1024
+"""Most base64 characters one ``input_audio_buffer.append`` may carry (OpenAI's 15 MiB)."""
+
+
+def new_id(prefix: str) -> str:
+    """``prefix`` + "_" + 20 random hex digits: "event_...", "item_...", "sess_..."."""
+    return f"{prefix}_{secrets.token_hex(10)}"
+
+
+# --- client events ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SessionUpdate:
+    """``session.update`` (GA) or ``transcription_session.update`` (beta, ``beta=True``)."""
+
+    patch: SessionPatch = SessionPatch()
+    beta: bool = False
+    event_id: str | None = None
+
+
+@dataclass(frozen=True)
+class InputAudioBufferAppend:
+    """``input_audio_buffer.append`` with its audio already base64-decoded (wire-format bytes)."""
+
+    audio: bytes
+    event_id: str | None = None
+
+
+@dataclass(frozen=True)
+class InputAudioBufferCommit:
+    """``input_audio_buffer.commit``; ``final`` (llama.cpp's extension) ends the input."""
+
+    final: bool = False
+    event_id: str | None = None
+
+
+@dataclass(frozen=True)
+class InputAudioBufferClear:
+    event_id: str | None = None
+
+
+ClientEvent = Union[SessionUpdate, InputAudioBufferAppend, InputAudioBufferCommit, InputAudioBufferClear]
+
+
+# --- server events ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServerEvent:
+    """Base of every server event: ``type`` names it on the wire, ``event_id`` is unique."""
+
+    type: ClassVar[str] = ""
+    event_id: str = field(default_factory=lambda: new_id("event"), kw_only=True)
+
+    def payload(self) -> dict[str, Any]:
+        """The event's fields besides ``type`` and ``event_id``, as JSON-ready values."""
+        return {}
+
+
+@dataclass(frozen=True)
+class SessionCreated(ServerEvent):
+    type: ClassVar[str] = "session.created"
+    session: SessionConfig
+
+    def payload(self) -> dict[str, Any]:
+        return {"session": self.session.to_wire()}
+
+
+@dataclass(frozen=True)
+class SessionUpdated(ServerEvent):
+    type: ClassVar[str] = "session.updated"
+    session: SessionConfig
+
+    def payload(self) -> dict[str, Any]:
+        return {"session": self.session.to_wire()}
+
+
+@dataclass(frozen=True)
+class InputAudioBufferCommitted(ServerEvent):
+    type: ClassVar[str] = "input_audio_buffer.committed"
+    item_id: str
+    previous_item_id: str | None
+
+    def payload(self) -> dict[str, Any]:
+        return {"previous_item_id": self.previous_item_id, "item_id": self.item_id}
+
+
+@dataclass(frozen=True)
+class InputAudioBufferCleared(ServerEvent):
+    type: ClassVar[str] = "input_audio_buffer.cleared"
+
+
+@dataclass(frozen=True)
+class InputAudioBufferSpeechStarted(ServerEvent):
+    type: ClassVar[str] = "input_audio_buffer.speech_started"
+    item_id: str
+    audio_start_ms: int
+
+    def payload(self) -> dict[str, Any]:
+        return {"audio_start_ms": self.audio_start_ms, "item_id": self.item_id}
+
+
+@dataclass(frozen=True)
+class InputAudioBufferSpeechStopped(ServerEvent):
+    type: ClassVar[str] = "input_audio_buffer.speech_stopped"
+    item_id: str
+    audio_end_ms: int
+
+    def payload(self) -> dict[str, Any]:
+        return {"audio_end_ms": self.audio_end_ms, "item_id": self.item_id}
+
+
+@dataclass(frozen=True)
+class TranscriptionDelta(ServerEvent):
+    type: ClassVar[str] = "conversation.item.input_audio_transcription.delta"
+    item_id: str
+    delta: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"item_id": self.item_id, "content_index": 0, "delta": self.delta}
+
+
+@dataclass(frozen=True)
+class TranscriptionTentative(ServerEvent):
+    """Non-standard: the words not yet committed for an item (replaces the previous text).
+
+    Only a session made with ``emit_tentative=True`` (the app's own window) produces it.
+    """
+
+    type: ClassVar[str] = "conversation.item.input_audio_transcription.tentative"
+    item_id: str
+    text: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"item_id": self.item_id, "content_index": 0, "text": self.text}
+
+
+@dataclass(frozen=True)
+class TranscriptionCompleted(ServerEvent):
+    """``transcript`` is the item's deltas joined; ``audio_seconds`` is its audio (usage)."""
+
+    type: ClassVar[str] = "conversation.item.input_audio_transcription.completed"
+    item_id: str
+    transcript: str
+    audio_seconds: float
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "item_id": self.item_id,
+            "content_index": 0,
+            "transcript": self.transcript,
+            "usage": {"type": "duration", "seconds": round(self.audio_seconds, 3)},
+        }
+
+
+@dataclass(frozen=True)
+class ErrorEvent(ServerEvent):
+    """``error``: the session goes on. ``client_event_id`` names the client event at fault."""
+
+    type: ClassVar[str] = "error"
+    message: str
+    code: str | None = None
+    param: str | None = None
+    error_type: str = "invalid_request_error"
+    client_event_id: str | None = None
+
+    @classmethod
+    def from_error(cls, error: ProtocolError) -> "ErrorEvent":
+        return cls(error.message, error.code, error.param, error.type, error.event_id)
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "error": {
+                "type": self.error_type,
+                "code": self.code,
+                "message": self.message,
+                "param": self.param,
+                "event_id": self.client_event_id,
+            }
+        }
+
+
+def to_wire(event: ServerEvent) -> dict[str, Any]:
+    """The JSON object of a server event."""
+    return {"type": event.type, "event_id": event.event_id, **event.payload()}
+
+
+def to_json(event: ServerEvent) -> str:
+    """Compact JSON, ASCII only (so even a lone surrogate a client sent encodes safely)."""
+    return json.dumps(to_wire(event), allow_nan=False, separators=(",", ":"))
+
+
+# --- commands to the model worker ------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class AudioChunk:
+    """Audio of ``item_id`` for the recognizer: float32 mono 16 kHz."""
+
+    item_id: str
+    samples: np.ndarray
+
+
+@dataclass(frozen=True)
+class Flush:
+    """Transcribe all audio of ``item_id`` to the end, then call ``recognizer_flushed``.
+
+    ``final``: no audio follows for this session. Answer every Flush, even for an item whose
+    audio never reached the recognizer (with no words).
+    """
+
+    item_id: str
+    final: bool
+
+
+@dataclass(frozen=True)
+class Clear:
+    """Drop the buffered audio and tentative words of ``item_id``; it will get no more audio."""
+
+    item_id: str
+
+
+@dataclass(frozen=True)
+class Configure:
+    """Transcribe from now on with this language (ISO code, None: detect) and prompt."""
+
+    language: str | None
+    prompt: str | None
+
+
+Command = Union[AudioChunk, Flush, Clear, Configure]
+
+
+# --- parsing ---------------------------------------------------------------------------------
+
+_CLIENT_TYPES = (
+    "session.update",
+    "transcription_session.update",
+    "input_audio_buffer.append",
+    "input_audio_buffer.commit",
+    "input_audio_buffer.clear",
+)
+
+
+def _decode_audio(value: object, fmt: AudioFormat, max_bytes: int) -> bytes:
+    expected = f"'audio' must be a base64 string of {describe_format(fmt)}"
+    if value is None:
+        raise ProtocolError(f"input_audio_buffer.append: missing 'audio'; {expected}",
+                            code="missing_required_parameter", param="audio")
+    if not isinstance(value, str):
+        raise ProtocolError(f"input_audio_buffer.append: {expected}", code="invalid_type", param="audio")
+    if len(value) > max_bytes:
+        raise ProtocolError(
+            f"input_audio_buffer.append: 'audio' has {len(value)} base64 characters, more than the "
+            f"{max_bytes} allowed; send smaller chunks",
+            code="audio_too_large", param="audio",
+        )
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise ProtocolError(f"input_audio_buffer.append: {expected} (it is not valid base64)",
+                            code="invalid_audio", param="audio") from None
+
+
+def _parse_object(obj: dict[str, Any], fmt: AudioFormat, max_append_bytes: int) -> ClientEvent:
+    event_id = obj.get("event_id")
+    if event_id is not None and not isinstance(event_id, str):
+        raise ProtocolError("'event_id' must be a string", code="invalid_type", param="event_id")
+    try:
+        kind = obj.get("type")
+        if kind is None:
+            raise ProtocolError(f"missing 'type'; use one of {', '.join(_CLIENT_TYPES)}",
+                                code="missing_required_parameter", param="type")
+        if not isinstance(kind, str):
+            raise ProtocolError("'type' must be a string", code="invalid_type", param="type")
+        if kind in ("session.update", "transcription_session.update"):
+            session = obj.get("session")
+            patch = SessionPatch() if session is None else parse_session_patch(session)
+            return SessionUpdate(patch, beta=kind.startswith("transcription_session"), event_id=event_id)
+        if kind == "input_audio_buffer.append":
+            return InputAudioBufferAppend(_decode_audio(obj.get("audio"), fmt, max_append_bytes), event_id)
+        if kind == "input_audio_buffer.commit":
+            final = obj.get("final", False)
+            if final is None:
+                final = False
+            if not isinstance(final, bool):
+                raise ProtocolError("input_audio_buffer.commit: 'final' must be true or false",
+                                    code="invalid_type", param="final")
+            return InputAudioBufferCommit(final, event_id)
+        if kind == "input_audio_buffer.clear":
+            return InputAudioBufferClear(event_id)
+        raise ProtocolError(
+            f"unknown event type {kind[:100]!r}; this transcription server accepts {', '.join(_CLIENT_TYPES)}",
+            code="unknown_event_type", param="type",
+        )
+    except ProtocolError as exc:
+        exc.event_id = event_id
+        raise
+
+
+def parse_client_event(
+    text: str | bytes,
+    *,
+    audio_format: AudioFormat = AudioFormat(),
+    max_append_bytes: int = DEFAULT_MAX_APPEND_BYTES,
+) -> ClientEvent:
+    """Read one text frame. ``audio_format`` is the session's (it words audio errors).
+
+    Raises :class:`ProtocolError` for anything else, including binary frames.
+    """
+    if not isinstance(text, str):
+        raise ProtocolError("binary frames are not accepted; send each event as a JSON text frame",
+                            code="invalid_frame")
+    try:
+        obj = json.loads(text)
+    except RecursionError:
+        raise ProtocolError("the event is nested too deeply to read", code="invalid_json") from None
+    except ValueError as exc:
+        raise ProtocolError(f"the event is not valid JSON: {exc}", code="invalid_json") from None
+    if not isinstance(obj, dict):
+        raise ProtocolError("an event must be a JSON object with a 'type'", code="invalid_event")
+    return _parse_object(obj, audio_format, max_append_bytes)

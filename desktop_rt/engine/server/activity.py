@@ -1,0 +1,253 @@
+"""Activity: one row per realtime session, written when it closes (``GET /v1/activity``).
+
+Rows live in their own SQLite file, ``<data dir>/activity.sqlite3`` (the transcript history in
+``history.sqlite3`` belongs to :mod:`desktop_rt.history.store`), table ``activity``. One thread
+owns the connection: :meth:`ActivityLog.record` hands a row over and returns at once, and reads
+go through the same thread, so a read sees every row recorded before it. A failed write (disk
+full, read-only folder) is logged and the session is not affected.
+
+:class:`ActivityMeter` counts what one session did from the events both ways: audio seconds in,
+items completed, words out. The in-process path feeds it event objects; the command-backend
+proxy feeds it the JSON frames it passes through.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+import sqlite3
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from desktop_rt.paths import data_dir
+from desktop_rt.timestamps import now_iso
+
+__all__ = ["ACTIVITY_FILE", "ActivityRow", "ActivityMeter", "ActivityLog", "activity_path", "activity_timestamp"]
+
+log = logging.getLogger(__name__)
+
+ACTIVITY_FILE = "activity.sqlite3"
+COMPLETED = "conversation.item.input_audio_transcription.completed"
+_APPEND = "input_audio_buffer.append"
+_UPDATES = ("session.update", "transcription_session.update")
+_SESSION_EVENTS = ("session.created", "session.updated", "transcription_session.created",
+                   "transcription_session.updated")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS activity (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT,
+    started_at TEXT NOT NULL,
+    ended_at TEXT NOT NULL,
+    model TEXT,
+    client TEXT NOT NULL,
+    audio_seconds REAL NOT NULL DEFAULT 0,
+    items INTEGER NOT NULL DEFAULT 0,
+    words INTEGER NOT NULL DEFAULT 0,
+    close_code INTEGER,
+    close_reason TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS activity_by_end ON activity (ended_at);
+"""
+_COLUMNS = ("session_id", "started_at", "ended_at", "model", "client", "audio_seconds", "items", "words",
+            "close_code", "close_reason")
+
+
+def activity_path() -> Path:
+    return data_dir() / ACTIVITY_FILE
+
+
+def activity_timestamp() -> str:
+    """Now in UTC with milliseconds: the activity log's timestamps."""
+    return now_iso(utc=True, timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class ActivityRow:
+    session_id: str | None
+    started_at: str
+    ended_at: str
+    model: str | None
+    client: str
+    audio_seconds: float
+    items: int
+    words: int
+    close_code: int | None
+    close_reason: str
+    id: int | None = None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+class ActivityMeter:
+    """What one session did, counted from its events."""
+
+    def __init__(self) -> None:
+        self.audio_seconds = 0.0
+        self.items = 0
+        self.words = 0
+        self.session_id: str | None = None
+        self._bytes_per_second = 16_000 * 2  # until the server or the client states the format
+        self._client_format = False
+
+    def completed(self, transcript: str) -> None:
+        self.items += 1
+        self.words += len(transcript.split())
+
+    def server_event(self, event: dict) -> None:
+        """A server event as JSON (the proxy's path)."""
+        kind = event.get("type")
+        if kind == COMPLETED:
+            self.completed(str(event.get("transcript") or ""))
+        elif kind in _SESSION_EVENTS and isinstance(event.get("session"), dict):
+            session = event["session"]
+            if self.session_id is None and isinstance(session.get("id"), str):
+                self.session_id = session["id"]
+            if not self._client_format:  # the server's default, until the client names one
+                self._read_format(session)
+
+    def server_frame(self, frame: str | bytes) -> None:
+        if isinstance(frame, str) and len(frame) < 1 << 20 and ('"session' in frame or COMPLETED in frame):
+            event = _json_object(frame)
+            if event is not None:
+                self.server_event(event)
+
+    def client_frame(self, frame: str | bytes) -> None:
+        """A client frame passed through: appends count as audio, in the format last declared.
+
+        The client's own ``session.update`` decides the format of the appends after it (the
+        server applies events in order, and its ``session.updated`` comes back later).
+        """
+        if not isinstance(frame, str):
+            return
+        head = frame[:200]
+        if _APPEND in head or _APPEND in frame[-200:]:
+            event = _json_object(frame)
+            audio = event.get("audio") if event is not None and event.get("type") == _APPEND else None
+            if isinstance(audio, str):
+                try:
+                    self.audio_seconds += len(base64.b64decode(audio, validate=True)) / self._bytes_per_second
+                except (ValueError, binascii.Error):
+                    pass
+        elif "update" in head and len(frame) < 1 << 20:
+            event = _json_object(frame)
+            if event is not None and event.get("type") in _UPDATES and isinstance(event.get("session"), dict):
+                self._client_format |= self._read_format(event["session"])
+
+    def _read_format(self, session: dict) -> bool:
+        """Take the input format ``session`` states (GA or beta shape); True if it states one."""
+        audio = session.get("audio")
+        audio_in = audio.get("input") if isinstance(audio, dict) else None
+        fmt = audio_in.get("format") if isinstance(audio_in, dict) else None
+        beta = session.get("input_audio_format")
+        if isinstance(fmt, dict):
+            kind, rate = fmt.get("type", "audio/pcm"), fmt.get("rate")
+            if kind in ("audio/pcmu", "audio/pcma"):
+                self._bytes_per_second = 8_000
+            else:
+                self._bytes_per_second = 2 * (rate if isinstance(rate, int) and rate > 0 else 24_000)
+            return True
+        if isinstance(beta, str):
+            self._bytes_per_second = 8_000 if beta.startswith("g711") else 24_000 * 2
+            return True
+        return False
+
+
+def _json_object(frame: str) -> dict | None:
+    try:
+        event = json.loads(frame)
+    except (ValueError, RecursionError):
+        return None
+    return event if isinstance(event, dict) else None
+
+
+class ActivityLog:
+    """The activity table, owned by one thread; see the module docstring."""
+
+    def __init__(self, path: Path | str | None = None):
+        self.path = Path(path) if path is not None else activity_path()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="desktop-rt-activity")
+        self._db: sqlite3.Connection | None = None
+        self._cond = threading.Condition()
+        self._recorded = 0
+        self._closed = False
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path)
+            db.row_factory = sqlite3.Row
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+            self._db = db
+        return self._db
+
+    # ---- writes ----------------------------------------------------------------------------
+
+    def record(self, row: ActivityRow) -> None:
+        """Write ``row`` on the log's thread; returns at once."""
+        if self._closed:
+            return
+        self._executor.submit(self._insert, row)
+
+    def _insert(self, row: ActivityRow) -> None:
+        try:
+            db = self._connect()
+            with db:
+                db.execute(
+                    f"INSERT INTO activity ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
+                    tuple(getattr(row, c) for c in _COLUMNS),
+                )
+        except (sqlite3.Error, OSError):
+            log.exception("could not write an activity row to %s", self.path)
+        finally:
+            with self._cond:
+                self._recorded += 1
+                self._cond.notify_all()
+
+    def wait_recorded(self, count: int, timeout: float | None = None) -> bool:
+        """Block until ``count`` rows were handled by this log (written or failed)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._recorded >= count, timeout)
+
+    @property
+    def recorded(self) -> int:
+        with self._cond:
+            return self._recorded
+
+    # ---- reads -----------------------------------------------------------------------------
+
+    def rows_future(self, limit: int = 100, model: str | None = None) -> Future:
+        return self._executor.submit(self._select, limit, model)
+
+    def rows(self, limit: int = 100, model: str | None = None) -> list[ActivityRow]:
+        """Newest first; ``model`` keeps only that model's rows."""
+        return self.rows_future(limit, model).result()
+
+    def _select(self, limit: int, model: str | None) -> list[ActivityRow]:
+        db = self._connect()
+        where, params = ("WHERE model = ?", (model,)) if model else ("", ())
+        found = db.execute(
+            f"SELECT id, {', '.join(_COLUMNS)} FROM activity {where} ORDER BY id DESC LIMIT ?",
+            (*params, max(0, int(limit))),
+        ).fetchall()
+        return [ActivityRow(**{k: r[k] for k in r.keys()}) for r in found]
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+
+        def shut() -> None:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+        self._executor.submit(shut)
+        self._executor.shutdown(wait=True)

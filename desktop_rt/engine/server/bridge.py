@@ -1,0 +1,223 @@
+"""The thin edge between one :class:`RealtimeSession` and the inference worker.
+
+A :class:`SessionBridge` lives on the server's event loop. It feeds the session (client
+frames, the end of input), forwards the commands the session drains to its
+:class:`~desktop_rt.engine.asr.worker.WorkerStream`, brings worker results back onto the loop and
+hands the events the session drains to a sink: the websocket writer, or the desktop window's
+callback through :class:`LocalSession`. Both paths run the same session code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from typing import Awaitable, Callable, Sequence
+
+import numpy as np
+
+from desktop_rt.engine.asr.worker import (
+    ConsumedResult,
+    FailedResult,
+    FlushedResult,
+    InferenceWorker,
+    WordsResult,
+    WorkerResult,
+)
+from desktop_rt.engine.audio.codecs import float_to_pcm16
+from desktop_rt.engine.protocol.events import (
+    ClientEvent,
+    InputAudioBufferAppend,
+    InputAudioBufferClear,
+    InputAudioBufferCommit,
+    ServerEvent,
+)
+from desktop_rt.engine.protocol.session import RealtimeSession
+
+__all__ = ["SessionBridge", "LocalSession"]
+
+EventSink = Callable[[Sequence[ServerEvent]], None]
+
+
+class SessionBridge:
+    """Moves data between one session, its worker stream and an event sink, on one loop.
+
+    Every method except the worker callback must run on ``loop``'s thread. ``on_close`` runs
+    once the session asked to close (a final commit drained) after its last events were handed
+    to the sink, or when the bridge is closed.
+    """
+
+    def __init__(
+        self,
+        session: RealtimeSession,
+        worker: InferenceWorker,
+        loop: asyncio.AbstractEventLoop,
+        sink: EventSink,
+        on_close: Callable[[], None] | None = None,
+    ):
+        self.session = session
+        self._loop = loop
+        self._sink = sink
+        self._on_close = on_close
+        self.closed = False
+        self.stream = worker.open_stream(self._from_worker)
+        session.start()
+        self.pump()
+
+    # ---- inputs (loop thread) --------------------------------------------------------------
+
+    def receive(self, message: str | bytes) -> None:
+        """A client frame."""
+        if self.closed:
+            return
+        self.session.receive_text(message)
+        self.pump()
+
+    def receive_event(self, event: ClientEvent) -> None:
+        """A client event already parsed (the in-process client)."""
+        if self.closed:
+            return
+        self.session.receive_event(event)
+        self.pump()
+
+    def end_input(self) -> None:
+        """The client will send nothing more (socket closed, or the local user stopped)."""
+        if self.closed:
+            return
+        self.session.end_input()
+        self.pump()
+
+    def close(self) -> None:
+        """Leave now: the worker stream is released and no more events reach the sink."""
+        if self.closed:
+            return
+        self.closed = True
+        self.stream.close()
+        if self._on_close is not None:
+            self._on_close()
+
+    # ---- worker results --------------------------------------------------------------------
+
+    def _from_worker(self, result: WorkerResult) -> None:
+        """Worker thread: hop onto the loop."""
+        try:
+            self._loop.call_soon_threadsafe(self._apply, result)
+        except RuntimeError:  # the loop is closed: the server is stopping
+            pass
+
+    def _apply(self, result: WorkerResult) -> None:
+        if self.closed:
+            return
+        session = self.session
+        if isinstance(result, WordsResult):
+            session.recognizer_words(result.item_id, result.committed, result.tentative)
+        elif isinstance(result, FlushedResult):
+            session.recognizer_flushed(result.item_id, result.committed)
+        elif isinstance(result, ConsumedResult):
+            session.audio_consumed(result.seconds)
+        elif isinstance(result, FailedResult):
+            session.recognizer_failed(result.message)
+        self.pump()
+
+    # ---- outputs ---------------------------------------------------------------------------
+
+    def pump(self) -> None:
+        """Send drained commands to the worker and drained events to the sink."""
+        if self.closed:
+            return
+        commands = self.session.commands()
+        if commands:
+            self.stream.submit(commands)
+        events = self.session.events_to_send()
+        if events:
+            self._sink(events)
+        if self.session.wants_close:
+            self.close()
+
+
+class LocalSession:
+    """An in-process client of the server for the desktop window (issue 4).
+
+    Methods may be called from any thread; they hop onto the server loop. ``on_event`` receives
+    each server event object on the server thread, in order; ``on_closed`` (optional) runs
+    there once the session ended (after the final transcript, or after :meth:`close`).
+
+    ``make_bridge`` may return the bridge or an awaitable of it (the model is loading); calls
+    made meanwhile are kept and applied in order once it exists. An awaitable that gives None
+    (the model could not be had) drops them.
+    """
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        make_bridge: Callable[["LocalSession"], "SessionBridge | Awaitable[SessionBridge | None]"],
+    ):
+        self._loop = loop
+        self._bridge: SessionBridge | None = None
+        self._opening = True
+        self._queued: list[Callable[[SessionBridge], None]] = []
+        self._make_bridge = make_bridge
+        self._loop.call_soon_threadsafe(self._open)
+
+    def _open(self) -> None:
+        made = self._make_bridge(self)
+        if inspect.isawaitable(made):
+            self._loop.create_task(self._await_bridge(made))
+        else:
+            self._opened(made)
+
+    async def _await_bridge(self, made: Awaitable[SessionBridge | None]) -> None:
+        bridge = None
+        try:
+            bridge = await made
+        finally:
+            self._opened(bridge)
+
+    def _opened(self, bridge: SessionBridge | None) -> None:
+        self._bridge, self._opening = bridge, False
+        queued, self._queued = self._queued, []
+        if bridge is not None:
+            for action in queued:
+                action(bridge)
+
+    def _send(self, event: ClientEvent) -> None:
+        self._call(lambda bridge: bridge.receive_event(event))
+
+    def _call(self, action: Callable[[SessionBridge], None]) -> None:
+        def run() -> None:
+            if self._bridge is not None:
+                action(self._bridge)
+            elif self._opening:
+                self._queued.append(action)
+
+        try:
+            self._loop.call_soon_threadsafe(run)
+        except RuntimeError:  # the server stopped
+            pass
+
+    def update(self, session: dict) -> None:
+        """A ``session.update`` with this ``session`` object (language, prompt, turn detection).
+
+        Keep the input format at its default (PCM16, 16 kHz): :meth:`append` sends that.
+        """
+        text = json.dumps({"type": "session.update", "session": session})
+        self._call(lambda bridge: bridge.receive(text))
+
+    def append(self, samples16k: np.ndarray) -> None:
+        """Float32 mono 16 kHz samples, e.g. one microphone block (copied before returning)."""
+        self._send(InputAudioBufferAppend(float_to_pcm16(samples16k)))
+
+    def commit(self, final: bool = False) -> None:
+        """End the current item (push-to-talk released); ``final`` ends the session after it."""
+        self._send(InputAudioBufferCommit(final))
+
+    def clear(self) -> None:
+        self._send(InputAudioBufferClear())
+
+    def end_input(self) -> None:
+        """No more audio: the last item completes, then the session closes."""
+        self._call(lambda bridge: bridge.end_input())
+
+    def close(self) -> None:
+        """Abandon the session now; its worker stream is released."""
+        self._call(lambda bridge: bridge.close())

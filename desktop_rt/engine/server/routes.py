@@ -1,0 +1,57 @@
+"""Plain GET routes of the server besides ``/health`` and ``/v1/models`` (both need the key).
+
+- ``GET /v1/activity?limit=N&model=ID``: activity rows, newest first, as
+  ``{"object": "list", "data": [row, ...]}`` (see :mod:`desktop_rt.engine.server.activity`).
+- ``GET /unload?model=ID``: unload that model (no ``model``: every model) now, ending its
+  sessions with an error event; answers ``{"unloaded": [ids]}``. A request from a web page
+  (``Origin`` or ``Sec-Fetch-Site`` other than ``none``) is refused with 403: it has effects.
+
+Each handler returns ``(status, JSON object)``; :class:`~desktop_rt.engine.server.handshake.HandshakeGate`
+turns that into the response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from http import HTTPStatus
+from urllib.parse import parse_qs, urlsplit
+
+from desktop_rt.engine.models.router import ModelRouter, UnknownModelError
+from desktop_rt.engine.server.activity import ActivityLog
+
+__all__ = ["activity_route", "unload_route"]
+
+
+def _error(message: str, code: str, param: str | None = None) -> dict:
+    return {"error": {"message": message, "type": "invalid_request_error", "code": code, "param": param}}
+
+
+def _query(request) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(request.path).query)
+
+
+async def activity_route(activity: ActivityLog | None, request) -> tuple[HTTPStatus, dict]:
+    query = _query(request)
+    try:
+        limit = int(query.get("limit", ["100"])[0])
+        if not 1 <= limit <= 1000:
+            raise ValueError
+    except ValueError:
+        return HTTPStatus.BAD_REQUEST, _error("limit must be a whole number from 1 to 1000", "invalid_value", "limit")
+    rows = []
+    if activity is not None:
+        rows = await asyncio.wrap_future(activity.rows_future(limit, query.get("model", [None])[0]))
+    return HTTPStatus.OK, {"object": "list", "data": [row.to_json() for row in rows]}
+
+
+async def unload_route(router: ModelRouter, request) -> tuple[HTTPStatus, dict]:
+    headers = request.headers
+    if headers.get("Origin") is not None or headers.get("Sec-Fetch-Site") not in (None, "none"):
+        return HTTPStatus.FORBIDDEN, _error("/unload cannot be called from a web page", "origin_not_allowed")
+    model = _query(request).get("model", [None])[0]
+    try:
+        stopped = await router.unload(model)
+    except UnknownModelError:
+        return HTTPStatus.NOT_FOUND, _error(f"No model '{model}' here; models: {', '.join(router.ids)}.",
+                                            "model_not_found", "model")
+    return HTTPStatus.OK, {"unloaded": stopped}

@@ -1,0 +1,446 @@
+"""The transcript data model and its export formats.
+
+Everything here is pure (text in, text out) except :func:`write_transcript`, which saves an
+export atomically. Call order: build segments from the recognizer's words with
+:func:`segments_from_words`, wrap them in a :class:`Transcript`, then :func:`export` it (or call
+one of the ``to_*`` functions) and optionally :func:`write_transcript` it.
+
+All timestamps go through integer milliseconds: negative times clamp to zero, rounding is
+half-up on the decimal value (3599.9995 s is 01:00:00.000), and hours may exceed 99.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import math
+import os
+import re
+import secrets
+import textwrap
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+from typing import Callable, Iterable
+
+from desktop_rt.core_types import Word
+from desktop_rt.errors import DesktopRtError
+
+__all__ = [
+    "Segment",
+    "Transcript",
+    "segments_from_words",
+    "to_txt",
+    "to_srt",
+    "to_vtt",
+    "to_json",
+    "to_markdown",
+    "from_json",
+    "FORMATS",
+    "export",
+    "write_transcript",
+    "ExportError",
+    "UnknownFormatError",
+    "InvalidTranscriptError",
+    "ExportWriteError",
+    "ExportDiskFullError",
+    "ExportFolderMissingError",
+]
+
+PARAGRAPH_GAP = 2.0
+"""Seconds of silence between segments that start a new paragraph in plain text."""
+
+CAPTION_LINE_CHARS = 42
+"""Preferred caption line length; a cue gets at most two lines where the words allow."""
+
+_SENTENCE_END = tuple(".?!…。？！")
+_CLOSERS = "\"'”’»)]"
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+
+class ExportError(DesktopRtError):
+    """A transcript could not be exported."""
+
+
+class UnknownFormatError(ExportError, ValueError):
+    """The requested export format does not exist."""
+
+
+class InvalidTranscriptError(ExportError, ValueError):
+    """Text that should be a JSON transcript is not one."""
+
+
+class ExportWriteError(ExportError):
+    """An export could not be saved to disk. ``path`` is the file that was being written."""
+
+    def __init__(self, message: str, path: Path) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class ExportDiskFullError(ExportWriteError):
+    """There was no room on the disk for the export."""
+
+
+class ExportFolderMissingError(ExportWriteError):
+    """The folder to save into does not exist."""
+
+
+# --- data model -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One caption cue: a run of words with its time span in seconds."""
+
+    start: float
+    end: float
+    text: str
+    words: tuple[Word, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.words, tuple):
+            object.__setattr__(self, "words", tuple(self.words))
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    """A whole transcript: ordered segments plus metadata. ``created`` is an ISO 8601 string."""
+
+    segments: tuple[Segment, ...]
+    title: str = ""
+    language: str | None = None
+    created: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.segments, tuple):
+            object.__setattr__(self, "segments", tuple(self.segments))
+
+    @property
+    def text(self) -> str:
+        """All segment texts joined with single spaces."""
+        return " ".join(s.text.strip() for s in self.segments if s.text.strip()).strip()
+
+
+def segments_from_words(
+    words: Iterable[Word],
+    *,
+    max_chars: int = 84,
+    max_gap: float = 0.8,
+    max_duration: float = 7.0,
+) -> tuple[Segment, ...]:
+    """Group a flat, time-ordered word stream into caption cues.
+
+    A cue ends after sentence-ending punctuation, before a pause longer than ``max_gap``, and
+    before a word that would push it past ``max_chars`` characters or ``max_duration`` seconds.
+    A single word longer than the limits becomes a cue of its own. Blank words are dropped.
+    """
+    segments: list[Segment] = []
+    current: list[Word] = []
+
+    def flush() -> None:
+        if current:
+            start = current[0].start
+            end = max(start, max(w.end for w in current))
+            text = "".join(w.text for w in current).strip()
+            segments.append(Segment(start, end, text, tuple(current)))
+            current.clear()
+
+    for word in words:
+        if not word.text.strip():
+            continue
+        if current:
+            too_long = len(("".join(w.text for w in current) + word.text).strip()) > max_chars
+            too_slow = word.end - current[0].start > max_duration
+            paused = word.start - current[-1].end > max_gap
+            if too_long or too_slow or paused:
+                flush()
+        current.append(word)
+        if word.text.rstrip().rstrip(_CLOSERS).endswith(_SENTENCE_END):
+            flush()
+    flush()
+    return tuple(segments)
+
+
+# --- time helpers -----------------------------------------------------------------------------
+
+
+def _ms(seconds: float) -> int:
+    """Seconds to whole milliseconds, half-up on the decimal value; negatives and NaN give 0."""
+    value = float(seconds)
+    if not math.isfinite(value) or value <= 0:
+        return 0
+    return int(Decimal(repr(value)).scaleb(3).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def _clock(ms: int, separator: str) -> str:
+    hours, rest = divmod(ms, 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    secs, millis = divmod(rest, 1000)
+    return f"{hours:02d}:{minutes:02d}:{secs:02d}{separator}{millis:03d}"
+
+
+def _short_clock(ms: int) -> str:
+    """``MM:SS`` below an hour, ``HH:MM:SS`` from an hour on; seconds are truncated."""
+    hours, rest = divmod(ms // 1000, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours:02d}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
+
+
+# --- caption formats --------------------------------------------------------------------------
+
+
+def _one_line(text: str) -> str:
+    """Collapse every run of whitespace (newlines included) to one space."""
+    return " ".join(text.split())
+
+
+def _wrap(text: str, width: int = CAPTION_LINE_CHARS) -> list[str]:
+    """Split ``text`` into two balanced lines of at most ``width``, or as few as the words allow."""
+    if len(text) <= width:
+        return [text]
+    words = text.split(" ")
+    total = len(text)
+    best: tuple[int, int] | None = None  # (imbalance, split index)
+    top = -1
+    for i, word in enumerate(words[:-1], start=1):
+        top += len(word) + 1
+        bottom = total - top - 1
+        if top <= width and bottom <= width and (best is None or abs(top - bottom) < best[0]):
+            best = (abs(top - bottom), i)
+    if best is not None:
+        return [" ".join(words[: best[1]]), " ".join(words[best[1] :])]
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [text]
+
+
+def _cues(t: Transcript) -> list[tuple[int, int, list[str]]]:
+    """Non-empty cues as (start ms, end ms, wrapped lines), with end > start enforced."""
+    cues = []
+    for segment in t.segments:
+        text = _one_line(segment.text)
+        if not text:
+            continue
+        start = _ms(segment.start)
+        end = max(_ms(segment.end), start + 1)
+        cues.append((start, end, _wrap(text)))
+    return cues
+
+
+def _no_arrow(line: str) -> str:
+    while "-->" in line:
+        line = line.replace("-->", "->")
+    return line
+
+
+def to_srt(t: Transcript) -> str:
+    """SubRip: numbered cues, ``HH:MM:SS,mmm`` times, a blank line between cues."""
+    blocks = []
+    for number, (start, end, lines) in enumerate(_cues(t), start=1):
+        body = "\n".join(_no_arrow(line) for line in lines)
+        blocks.append(f"{number}\n{_clock(start, ',')} --> {_clock(end, ',')}\n{body}\n")
+    return "\n".join(blocks)
+
+
+def _vtt_escape(line: str) -> str:
+    return line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def to_vtt(t: Transcript) -> str:
+    """WebVTT: a ``WEBVTT`` header, ``HH:MM:SS.mmm`` times, escaped cue text."""
+    blocks = ["WEBVTT\n"]
+    for start, end, lines in _cues(t):
+        body = "\n".join(_vtt_escape(line) for line in lines)
+        blocks.append(f"{_clock(start, '.')} --> {_clock(end, '.')}\n{body}\n")
+    return "\n".join(blocks)
+
+
+# --- text formats -----------------------------------------------------------------------------
+
+
+def to_txt(t: Transcript) -> str:
+    """Plain text: segments joined by spaces, a new paragraph after pauses over 2 s."""
+    paragraphs: list[list[str]] = []
+    previous_end: float | None = None
+    for segment in t.segments:
+        text = _one_line(segment.text)
+        if not text:
+            continue
+        if previous_end is None or segment.start - previous_end > PARAGRAPH_GAP:
+            paragraphs.append([])
+        paragraphs[-1].append(text)
+        previous_end = segment.end
+    return "\n\n".join(" ".join(p) for p in paragraphs) + "\n" if paragraphs else ""
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>#~|])")
+
+
+def _md_escape(text: str) -> str:
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", _one_line(text))
+
+
+def to_markdown(t: Transcript) -> str:
+    """Markdown: the title as a heading, then one ``**[MM:SS]** text`` paragraph per segment."""
+    blocks = []
+    if _one_line(t.title):
+        blocks.append(f"# {_md_escape(t.title)}\n")
+    for segment in t.segments:
+        if _one_line(segment.text):
+            stamp = _short_clock(_ms(segment.start))
+            blocks.append(f"**[{stamp}]** {_md_escape(segment.text)}\n")
+    return "\n".join(blocks)
+
+
+# --- JSON -------------------------------------------------------------------------------------
+
+
+def _seconds(value: float) -> float:
+    return _ms(value) / 1000
+
+
+def _probability(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
+
+
+def to_json(t: Transcript) -> str:
+    """JSON with a stable schema; times are seconds rounded to milliseconds."""
+    document = {
+        "title": t.title,
+        "language": t.language,
+        "created": t.created,
+        "text": t.text,
+        "segments": [
+            {
+                "start": _seconds(s.start),
+                "end": _seconds(s.end),
+                "text": s.text,
+                "words": [
+                    {
+                        "word": w.text,
+                        "start": _seconds(w.start),
+                        "end": _seconds(w.end),
+                        "probability": _probability(w.probability),
+                    }
+                    for w in s.words
+                ],
+            }
+            for s in t.segments
+        ],
+    }
+    return json.dumps(document, ensure_ascii=False, allow_nan=False, indent=2) + "\n"
+
+
+def from_json(text: str) -> Transcript:
+    """Read back what :func:`to_json` wrote."""
+    try:
+        doc = json.loads(text)
+        segments = tuple(
+            Segment(
+                float(s["start"]),
+                float(s["end"]),
+                str(s["text"]),
+                tuple(
+                    Word(
+                        str(w["word"]),
+                        float(w["start"]),
+                        float(w["end"]),
+                        1.0 if w.get("probability") is None else float(w["probability"]),
+                    )
+                    for w in s.get("words", ())
+                ),
+            )
+            for s in doc["segments"]
+        )
+        return Transcript(segments, str(doc.get("title") or ""), doc.get("language"), doc.get("created"))
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise InvalidTranscriptError(
+            f"This is not a desktop-rt JSON transcript ({exc}). Open a file saved as JSON."
+        ) from exc
+
+
+# --- dispatch and writing ---------------------------------------------------------------------
+
+FORMATS: dict[str, Callable[[Transcript], str]] = {
+    "txt": to_txt,
+    "srt": to_srt,
+    "vtt": to_vtt,
+    "json": to_json,
+    "md": to_markdown,
+}
+"""Export functions by format name; the names are also the file extensions."""
+
+_ALIASES = {"markdown": "md", "text": "txt", "webvtt": "vtt"}
+
+
+def _format_name(fmt: str) -> str:
+    name = str(fmt).strip().lower().lstrip(".")
+    name = _ALIASES.get(name, name)
+    if name not in FORMATS:
+        raise UnknownFormatError(
+            f"Unknown export format {fmt!r}. Choose one of: {', '.join(sorted(FORMATS))}."
+        )
+    return name
+
+
+def export(t: Transcript, fmt: str) -> str:
+    """Render ``t`` in format ``fmt`` (a :data:`FORMATS` key, case-insensitive, ``.srt`` ok)."""
+    return FORMATS[_format_name(fmt)](t)
+
+
+def write_transcript(path: str | os.PathLike[str], transcript: Transcript, fmt: str | None = None) -> Path:
+    """Save ``transcript`` to ``path`` as ``fmt`` (default: from the file extension).
+
+    The file is written to a temporary sibling and renamed over ``path`` only once complete, so
+    a failure (full disk, missing folder) leaves any earlier file untouched and no partial file.
+    Returns the path written; raises an :class:`ExportWriteError` subclass on failure.
+    """
+    target = Path(path)
+    data = export(transcript, fmt if fmt is not None else target.suffix).encode("utf-8", "replace")
+    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    created = False
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+        created = True
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, target)
+        created = False
+    except OSError as exc:
+        raise _write_error(exc, target) from exc
+    finally:
+        if created:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
+    return target
+
+
+def _write_error(exc: OSError, target: Path) -> ExportWriteError:
+    code = exc.errno
+    if code in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        return ExportDiskFullError(
+            f"The disk is full, so {target} could not be saved. Free some space or choose "
+            "another folder.",
+            target,
+        )
+    if code == errno.ENOENT or not target.parent.is_dir():
+        return ExportFolderMissingError(
+            f"The folder {target.parent} does not exist, so {target.name} could not be saved. "
+            "Choose an existing folder.",
+            target,
+        )
+    if code in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return ExportWriteError(
+            f"No permission to write {target}. Choose a folder you can write to.", target
+        )
+    if code == errno.EISDIR or target.is_dir():
+        return ExportWriteError(f"{target} is a folder. Choose a file name to save to.", target)
+    return ExportWriteError(f"Could not save {target}: {exc.strerror or exc}.", target)

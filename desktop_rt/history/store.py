@@ -1,0 +1,416 @@
+"""Transcript history in SQLite (``<data dir>/history.sqlite3``), saved as it is produced.
+
+Two tables: ``sessions`` (one row per recording session, keyed by a ``uid`` the caller makes)
+and ``turns`` (one row per conversation item, keyed by ``(session, item_id)``). Every write is
+idempotent (it sets a turn's whole committed text, never appends), so a write that failed can be
+retried as it is. The file is in WAL mode with ``synchronous=NORMAL``: a crash of the process
+loses nothing that was written.
+
+:class:`TranscriptStore` is one connection, used only by the thread that opened it (sqlite3's
+own check enforces that). :class:`StoreWriter` owns one on its own thread, so the realtime path
+hands writes over without waiting; when the disk is full it reports a :class:`StoreDiskFullError`
+once, keeps the writes that failed in memory and retries them with the next ones.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from desktop_rt.core_types import Word
+from desktop_rt.errors import DesktopRtError
+from desktop_rt.history.export import Transcript, segments_from_words
+from desktop_rt.paths import data_dir
+from desktop_rt.timestamps import now_iso
+
+__all__ = [
+    "HISTORY_FILE",
+    "StoreError",
+    "StoreDiskFullError",
+    "SessionRow",
+    "TurnRow",
+    "TranscriptStore",
+    "StoreWriter",
+    "history_path",
+]
+
+log = logging.getLogger(__name__)
+
+HISTORY_FILE = "history.sqlite3"
+_SQLITE_FULL = 13
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id INTEGER PRIMARY KEY,
+    uid TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL DEFAULT '',
+    started_at TEXT NOT NULL,
+    ended_at TEXT,
+    model TEXT,
+    language TEXT,
+    mode TEXT
+);
+CREATE TABLE IF NOT EXISTS turns (
+    id INTEGER PRIMARY KEY,
+    session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    item_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    start REAL NOT NULL DEFAULT 0,
+    "end" REAL,
+    text TEXT NOT NULL DEFAULT '',
+    completed INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (session_id, item_id)
+);
+CREATE INDEX IF NOT EXISTS turns_by_session ON turns (session_id, seq);
+"""
+
+
+class StoreError(DesktopRtError):
+    """The history database could not be read or written."""
+
+
+class StoreDiskFullError(StoreError):
+    """The disk (or the database's size limit) is full; nothing already saved is lost."""
+
+
+def history_path() -> Path:
+    return data_dir() / HISTORY_FILE
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: int
+    uid: str
+    title: str
+    started_at: str
+    ended_at: str | None
+    model: str | None
+    language: str | None
+    mode: str | None
+    turn_count: int = 0
+    preview: str = ""
+
+    @property
+    def display_title(self) -> str:
+        return self.title or f"Session {self.started_at[:16].replace('T', ' ')}"
+
+
+@dataclass(frozen=True)
+class TurnRow:
+    id: int
+    session_id: int
+    item_id: str
+    seq: int
+    start: float
+    end: float | None
+    text: str
+    completed: bool
+
+
+def _store_error(exc: sqlite3.Error, path: Path, doing: str) -> StoreError:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code == _SQLITE_FULL or "disk is full" in str(exc):
+        return StoreDiskFullError(
+            f"The disk is full, so the transcript could not be saved to {path} while {doing}. "
+            "What was saved before is safe; free some space and new text is saved again."
+        )
+    return StoreError(f"The history database {path} failed while {doing}: {exc}.")
+
+
+class TranscriptStore:
+    """One SQLite connection to the history file. See the module docstring."""
+
+    def __init__(self, path: Path | str | None = None):
+        self.path = Path(path) if path is not None else history_path()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=5.0)
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            with self._db:
+                self._db.executescript(_SCHEMA)
+        except OSError as exc:
+            raise StoreError(f"Could not open the history database {self.path}: {exc}.") from exc
+        except sqlite3.Error as exc:
+            raise _store_error(exc, self.path, "opening it") from exc
+
+    def close(self) -> None:
+        self._db.close()
+
+    def limit_size(self, max_bytes: int) -> None:
+        """Cap the database file at about ``max_bytes`` (a quota; beyond it writes fail as full)."""
+        page = self._db.execute("PRAGMA page_size").fetchone()[0]
+        self._db.execute(f"PRAGMA max_page_count = {max(1, int(max_bytes) // page)}")
+
+    def __enter__(self) -> "TranscriptStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _write(self, doing: str, sql: str, params: tuple = ()) -> sqlite3.Cursor:
+        try:
+            with self._db:
+                return self._db.execute(sql, params)
+        except sqlite3.Error as exc:
+            raise _store_error(exc, self.path, doing) from exc
+
+    def _read(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
+        try:
+            return self._db.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise _store_error(exc, self.path, "reading the history") from exc
+
+    # ---- writes ----------------------------------------------------------------------------
+
+    def begin_session(
+        self, uid: str, *, started_at: str | None = None, title: str = "", model: str | None = None,
+        language: str | None = None, mode: str | None = None,
+    ) -> int:
+        """Create the session ``uid`` if it does not exist; returns its row id."""
+        self._write(
+            "starting a session",
+            "INSERT INTO sessions (uid, title, started_at, model, language, mode) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (uid) DO NOTHING",
+            (uid, title, started_at or now_iso(), model, language, mode),
+        )
+        return self._session_id(uid)
+
+    def end_session(self, uid: str, ended_at: str | None = None) -> None:
+        self._write("ending a session", "UPDATE sessions SET ended_at = ? WHERE uid = ?", (ended_at or now_iso(), uid))
+
+    def save_turn(
+        self, uid: str, item_id: str, *, text: str | None = None, start: float | None = None,
+        end: float | None = None, completed: bool | None = None,
+    ) -> None:
+        """Create or update one turn; fields left ``None`` keep their stored value."""
+        session_id = self._session_id(uid)
+        self._write(
+            "saving a turn",
+            'INSERT INTO turns (session_id, item_id, seq, start, "end", text, completed) '
+            "VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE session_id = ?1), "
+            "COALESCE(?3, 0), ?4, COALESCE(?5, ''), COALESCE(?6, 0)) "
+            "ON CONFLICT (session_id, item_id) DO UPDATE SET "
+            "start = COALESCE(?3, start), \"end\" = COALESCE(?4, \"end\"), "
+            "text = COALESCE(?5, text), completed = COALESCE(?6, completed)",
+            (session_id, item_id, start, end, text, None if completed is None else int(completed)),
+        )
+
+    def rename_session(self, session_id: int, title: str) -> None:
+        self._write("renaming a session", "UPDATE sessions SET title = ? WHERE id = ?", (title.strip(), session_id))
+
+    def delete_session(self, session_id: int) -> None:
+        self._write("deleting a session", "DELETE FROM sessions WHERE id = ?", (session_id,))
+
+    # ---- reads -----------------------------------------------------------------------------
+
+    def _session_id(self, uid: str) -> int:
+        rows = self._read("SELECT id FROM sessions WHERE uid = ?", (uid,))
+        if not rows:
+            raise StoreError(f"There is no session {uid!r} in the history.")
+        return int(rows[0]["id"])
+
+    _SESSION_COLUMNS = (
+        "s.id, s.uid, s.title, s.started_at, s.ended_at, s.model, s.language, s.mode, "
+        "(SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id) AS turn_count, "
+        "COALESCE((SELECT substr(group_concat(text, ' '), 1, 120) FROM "
+        "(SELECT text FROM turns t WHERE t.session_id = s.id AND text != '' ORDER BY seq LIMIT 3)), '') AS preview"
+    )
+
+    @staticmethod
+    def _session_row(row: sqlite3.Row) -> SessionRow:
+        return SessionRow(**{k: row[k] for k in row.keys()})
+
+    def sessions(self, limit: int = 500, offset: int = 0) -> list[SessionRow]:
+        """Sessions, newest first, with their turn count and the start of their text."""
+        rows = self._read(
+            f"SELECT {self._SESSION_COLUMNS} FROM sessions s ORDER BY s.started_at DESC, s.id DESC LIMIT ? OFFSET ?",
+            (limit, offset),
+        )
+        return [self._session_row(r) for r in rows]
+
+    def session(self, session_id: int) -> SessionRow | None:
+        rows = self._read(f"SELECT {self._SESSION_COLUMNS} FROM sessions s WHERE s.id = ?", (session_id,))
+        return self._session_row(rows[0]) if rows else None
+
+    def search(self, query: str, limit: int = 500) -> list[SessionRow]:
+        """Sessions whose title or any turn contains ``query`` (case-insensitive for ASCII)."""
+        query = query.strip()
+        if not query:
+            return self.sessions(limit)
+        pattern = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = self._read(
+            f"SELECT {self._SESSION_COLUMNS} FROM sessions s WHERE s.title LIKE ?1 ESCAPE '\\' OR EXISTS "
+            "(SELECT 1 FROM turns t WHERE t.session_id = s.id AND t.text LIKE ?1 ESCAPE '\\') "
+            "ORDER BY s.started_at DESC, s.id DESC LIMIT ?2",
+            (pattern, limit),
+        )
+        return [self._session_row(r) for r in rows]
+
+    def turns(self, session_id: int) -> list[TurnRow]:
+        rows = self._read(
+            'SELECT id, session_id, item_id, seq, start, "end", text, completed FROM turns '
+            "WHERE session_id = ? ORDER BY seq",
+            (session_id,),
+        )
+        return [TurnRow(r["id"], r["session_id"], r["item_id"], r["seq"], r["start"], r["end"], r["text"],
+                        bool(r["completed"])) for r in rows]
+
+    def transcript(self, session_id: int) -> Transcript:
+        """The session as an export :class:`Transcript` (segments with estimated word times)."""
+        row = self.session(session_id)
+        if row is None:
+            raise StoreError(f"There is no session {session_id} in the history.")
+        words: list[Word] = []
+        for turn in self.turns(session_id):
+            words.extend(turn_words(turn))
+        return Transcript(segments_from_words(words), row.display_title, row.language, row.started_at)
+
+
+def turn_words(turn: TurnRow) -> list[Word]:
+    """A turn's words with times spread over the turn by length (deltas carry no word times)."""
+    pieces = [(" " + w) for w in turn.text.split()]
+    if not pieces:
+        return []
+    chars = sum(len(p) for p in pieces)
+    start = max(0.0, turn.start)
+    end = turn.end if turn.end is not None and turn.end > start else start + 0.065 * chars
+    span = end - start
+    words, t = [], start
+    for piece in pieces:
+        dt = span * len(piece) / chars
+        words.append(Word(piece, round(t, 3), round(t + dt, 3)))
+        t += dt
+    return words
+
+
+# ---- the writer thread -----------------------------------------------------------------------
+
+_Op = Callable[[TranscriptStore], None]
+_STOP = object()
+
+
+@dataclass(frozen=True)
+class _Setting:
+    """A change to the connection itself, applied at once (not queued behind failed writes)."""
+
+    apply: _Op
+
+
+class StoreWriter:
+    """Owns a :class:`TranscriptStore` on its own thread; writes are queued and never block.
+
+    ``on_error(StoreError)`` runs on the writer thread when a write first fails (e.g. disk
+    full); ``on_recovered()`` when the writes that failed finally went through. Writes that
+    failed are retried, in order, before each later write and every ``retry_seconds``.
+    """
+
+    def __init__(
+        self,
+        path: Path | str | None = None,
+        on_error: Callable[[StoreError], None] | None = None,
+        on_recovered: Callable[[], None] | None = None,
+        retry_seconds: float = 5.0,
+    ):
+        self.path = Path(path) if path is not None else history_path()
+        self._on_error = on_error
+        self._on_recovered = on_recovered
+        self._retry_seconds = retry_seconds
+        self._queue: queue.Queue = queue.Queue()
+        self._failed: list[_Op] = []
+        self._failing = False
+        self._opened = threading.Event()
+        self._open_error: StoreError | None = None
+        self._thread = threading.Thread(target=self._run, name="desktop-rt-store", daemon=True)
+        self._thread.start()
+        self._opened.wait()
+        if self._open_error is not None:
+            raise self._open_error
+
+    @property
+    def pending_failed(self) -> int:
+        """Writes that failed and wait for a retry."""
+        return len(self._failed)
+
+    def begin_session(self, uid: str, **fields) -> None:
+        self.submit(lambda s: s.begin_session(uid, **fields))
+
+    def end_session(self, uid: str, ended_at: str | None = None) -> None:
+        self.submit(lambda s: s.end_session(uid, ended_at))
+
+    def save_turn(self, uid: str, item_id: str, **fields) -> None:
+        self.submit(lambda s: s.save_turn(uid, item_id, **fields))
+
+    def submit(self, op: _Op) -> None:
+        self._queue.put(op)
+
+    def limit_size(self, max_bytes: int) -> None:
+        """Cap the file size (see :meth:`TranscriptStore.limit_size`); applies before retries."""
+        self._queue.put(_Setting(lambda s: s.limit_size(max_bytes)))
+
+    def flush(self, timeout: float | None = 10.0) -> bool:
+        """Wait until every write queued so far was attempted; False on timeout."""
+        done = threading.Event()
+        self._queue.put(done)
+        return done.wait(timeout)
+
+    def close(self, timeout: float | None = 10.0) -> None:
+        if self._thread.is_alive():
+            self._queue.put(_STOP)
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        try:
+            store = TranscriptStore(self.path)
+        except StoreError as exc:
+            self._open_error = exc
+            self._opened.set()
+            return
+        self._opened.set()
+        try:
+            while True:
+                try:
+                    item = self._queue.get(timeout=self._retry_seconds if self._failed else None)
+                except queue.Empty:
+                    self._retry(store)
+                    continue
+                if item is _STOP:
+                    self._retry(store)
+                    break
+                if isinstance(item, threading.Event):
+                    item.set()
+                    continue
+                if isinstance(item, _Setting):
+                    item.apply(store)
+                    self._retry(store)
+                    continue
+                self._failed.append(item)
+                self._retry(store)
+        finally:
+            if self._failed:
+                log.error("%d history writes could not be saved before closing", len(self._failed))
+            store.close()
+
+    def _retry(self, store: TranscriptStore) -> None:
+        while self._failed:
+            try:
+                self._failed[0](store)
+            except StoreError as exc:
+                log.warning("history write failed: %s", exc)
+                if not self._failing:
+                    self._failing = True
+                    if self._on_error is not None:
+                        self._on_error(exc)
+                return
+            self._failed.pop(0)
+        if self._failing:
+            self._failing = False
+            if self._on_recovered is not None:
+                self._on_recovered()

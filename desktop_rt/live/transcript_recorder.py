@@ -1,0 +1,243 @@
+"""What the desktop window makes of one local session's events: captions and history rows.
+
+:class:`TranscriptRecorder` is fed the server events of one local session (on the server
+thread) and the push-to-talk :class:`~desktop_rt.live.capture.TurnMark` s of the capture feed
+(on the feed thread). It keeps each turn's committed text (the deltas joined) and tentative
+text, and returns what changed as plain values for the UI: :class:`CaptionTurn`,
+:class:`SpeechActivity`, :class:`SessionNotice`. Every committed delta is written through to
+the history (:class:`~desktop_rt.history.store.StoreWriter`) as it arrives; tentative words are
+never saved, so a crash loses at most those.
+
+Turn times are seconds since the recording session began: push-to-talk turns take them from
+the key presses (matched to items in commit order), hands-free turns from the server VAD's
+``speech_started``/``speech_stopped`` mapped through ``stream_to_clock``.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from dataclasses import dataclass
+from typing import Callable
+
+from desktop_rt.live.capture import TurnMark
+from desktop_rt.engine.protocol.events import (
+    ErrorEvent,
+    InputAudioBufferCleared,
+    InputAudioBufferCommitted,
+    InputAudioBufferSpeechStarted,
+    InputAudioBufferSpeechStopped,
+    SessionCreated,
+    SessionUpdated,
+    TranscriptionCompleted,
+    TranscriptionDelta,
+    TranscriptionTentative,
+)
+from desktop_rt.history.store import StoreWriter
+
+__all__ = ["CaptionTurn", "SpeechActivity", "SessionNotice", "Update", "TranscriptRecorder"]
+
+
+@dataclass(frozen=True)
+class CaptionTurn:
+    """The whole current state of one turn. ``removed``: it was cleared and had no words."""
+
+    item_id: str
+    index: int
+    committed: str
+    tentative: str = ""
+    final: bool = False
+    start: float | None = None
+    end: float | None = None
+    removed: bool = False
+
+    @property
+    def text(self) -> str:
+        return self.committed + self.tentative
+
+
+@dataclass(frozen=True)
+class SpeechActivity:
+    speaking: bool
+
+
+@dataclass(frozen=True)
+class SessionNotice:
+    """``kind``: "created", "updated" or "error"; ``message`` is for people."""
+
+    kind: str
+    message: str = ""
+    code: str | None = None
+
+
+Update = CaptionTurn | SpeechActivity | SessionNotice
+
+
+@dataclass
+class _Turn:
+    item_id: str
+    index: int
+    committed: str = ""
+    tentative: str = ""
+    final: bool = False
+    start: float | None = None
+    end: float | None = None
+    saved: bool = False
+    sent: bool = False  # committed to the server (input_audio_buffer.committed seen)
+
+    def caption(self, removed: bool = False) -> CaptionTurn:
+        return CaptionTurn(self.item_id, self.index, self.committed, self.tentative, self.final,
+                           self.start, self.end, removed)
+
+
+class TranscriptRecorder:
+    """See the module docstring. ``handle`` and ``turn_mark`` may run on different threads."""
+
+    def __init__(
+        self,
+        session_uid: str,
+        writer: StoreWriter | None = None,
+        *,
+        model: str | None = None,
+        language: str | None = None,
+        mode: str | None = None,
+        origin: float = 0.0,
+        stream_to_clock: Callable[[float], float] | None = None,
+    ):
+        self.session_uid = session_uid
+        self._writer = writer
+        self._meta = {"model": model, "language": language, "mode": mode}
+        self._origin = origin
+        self._stream_to_clock = stream_to_clock
+        self._turns: dict[str, _Turn] = {}
+        self._order: list[str] = []
+        self._spans: collections.deque[tuple[float, float]] = collections.deque()
+        self._open_start: float | None = None
+        self._began = False
+        self._lock = threading.Lock()
+
+    # ---- reading ------------------------------------------------------------------------------
+
+    def captions(self) -> list[CaptionTurn]:
+        with self._lock:
+            return [self._turns[i].caption() for i in self._order]
+
+    @property
+    def committed_text(self) -> str:
+        with self._lock:
+            return " ".join(self._turns[i].committed.strip() for i in self._order if self._turns[i].committed.strip())
+
+    # ---- inputs -------------------------------------------------------------------------------
+
+    def turn_mark(self, mark: TurnMark) -> None:
+        """A push-to-talk press (``started``), release (``committed``) or tap (``cleared``)."""
+        at = max(0.0, mark.at - self._origin)
+        with self._lock:
+            if mark.kind == "started":
+                self._open_start = at
+            elif mark.kind == "committed":
+                self._spans.append((self._open_start if self._open_start is not None else at, at))
+                self._open_start = None
+            else:
+                self._open_start = None
+
+    def handle(self, event: object) -> list[Update]:
+        with self._lock:
+            return self._handle(event)
+
+    def set_origin(self, clock: float) -> None:
+        """Where the session began on the feed clock (turn times count from there)."""
+        self._origin = clock
+
+    def end(self) -> None:
+        """The session is over: record its end time."""
+        if self._writer is not None and self._began:
+            self._writer.end_session(self.session_uid)
+
+    # ---- internals ----------------------------------------------------------------------------
+
+    def _turn(self, item_id: str) -> _Turn:
+        turn = self._turns.get(item_id)
+        if turn is None:
+            turn = _Turn(item_id, len(self._order), start=self._open_start)
+            self._turns[item_id] = turn
+            self._order.append(item_id)
+        return turn
+
+    def _clock(self, ms: int) -> float:
+        seconds = ms / 1000
+        if self._stream_to_clock is not None:
+            seconds = self._stream_to_clock(seconds)
+        return max(0.0, seconds - self._origin)
+
+    def _handle(self, event: object) -> list[Update]:
+        if isinstance(event, TranscriptionDelta):
+            turn = self._turn(event.item_id)
+            turn.committed += event.delta
+            # The words just committed were the head of the tentative text; the session sends the
+            # new tail right after a delta when there is one, so drop the stale tail now.
+            turn.tentative = ""
+            self._save(turn)
+            return [turn.caption()]
+        if isinstance(event, TranscriptionTentative):
+            turn = self._turn(event.item_id)
+            turn.tentative = event.text
+            return [turn.caption()]
+        if isinstance(event, TranscriptionCompleted):
+            turn = self._turn(event.item_id)
+            turn.committed, turn.tentative, turn.final = event.transcript, "", True
+            if turn.end is None and turn.start is not None and event.audio_seconds:
+                turn.end = turn.start + event.audio_seconds
+            self._save(turn, completed=True)
+            return [turn.caption()]
+        if isinstance(event, InputAudioBufferCommitted):
+            turn = self._turn(event.item_id)
+            turn.sent = True
+            if self._spans:
+                turn.start, turn.end = self._spans.popleft()
+            self._save(turn)
+            return [turn.caption()]
+        if isinstance(event, InputAudioBufferSpeechStarted):
+            turn = self._turn(event.item_id)
+            turn.start = self._clock(event.audio_start_ms)
+            return [SpeechActivity(True)]
+        if isinstance(event, InputAudioBufferSpeechStopped):
+            turn = self._turn(event.item_id)
+            turn.end = self._clock(event.audio_end_ms)
+            return [SpeechActivity(False)]
+        if isinstance(event, InputAudioBufferCleared):
+            return self._cleared()
+        if isinstance(event, ErrorEvent):
+            return [SessionNotice("error", event.message, event.code)]
+        if isinstance(event, SessionCreated):
+            return [SessionNotice("created")]
+        if isinstance(event, SessionUpdated):
+            return [SessionNotice("updated")]
+        return []
+
+    def _cleared(self) -> list[Update]:
+        updates: list[Update] = []
+        for item_id in list(self._order):
+            turn = self._turns[item_id]
+            if turn.sent or turn.final:
+                continue
+            turn.tentative = ""
+            if turn.committed:
+                updates.append(turn.caption())
+                continue
+            del self._turns[item_id]
+            self._order.remove(item_id)
+            updates.append(turn.caption(removed=True))
+        for index, item_id in enumerate(self._order):
+            self._turns[item_id].index = index
+        return updates
+
+    def _save(self, turn: _Turn, completed: bool | None = None) -> None:
+        if self._writer is None or not (turn.committed or turn.saved):
+            return
+        if not self._began:
+            self._began = True
+            self._writer.begin_session(self.session_uid, **self._meta)
+        turn.saved = True
+        self._writer.save_turn(self.session_uid, turn.item_id, text=turn.committed, start=turn.start,
+                               end=turn.end, completed=completed)

@@ -1,0 +1,215 @@
+"""Live captions: one paragraph per turn, committed words in full colour, tentative words dimmed.
+
+The turn being spoken is set apart (a tinted block with a marker); earlier turns are plain
+paragraphs. Updates touch only the paragraph of the turn that changed, so an hour of captions
+costs the same per word as the first minute, and only the last :attr:`CaptionView.max_turns` turns
+stay on screen (the history keeps every one), so memory stays flat however long it runs. The view follows new text while the user is at the
+bottom; scrolling up stops that (and shows a "Jump to latest" button) until they return.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QFont, QPalette, QTextBlockFormat, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import QPushButton, QTextEdit
+
+from desktop_rt.live.transcript_recorder import CaptionTurn
+
+__all__ = ["CaptionView"]
+
+_FOLLOW_SLACK = 8  # pixels from the bottom that still count as "at the bottom"
+MAX_TURNS = 300  # turns kept on screen (about an hour and a half of speech)
+
+
+class CaptionView(QTextEdit):
+    """Read-only caption area. Feed it :class:`CaptionTurn` values with :meth:`show_turn`."""
+
+    following_changed = Signal(bool)
+
+    def __init__(self, parent=None, font_size: int = 20, max_turns: int = MAX_TURNS):
+        super().__init__(parent)
+        self.max_turns = max(1, max_turns)
+        self._dropped: dict[str, None] = {}  # ids of turns scrolled off the top (bounded, ordered)
+        self.setReadOnly(True)
+        self.setUndoRedoEnabled(False)
+        self.setFrameShape(QTextEdit.Shape.NoFrame)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
+                                     | Qt.TextInteractionFlag.TextSelectableByKeyboard)
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.setPlaceholderText("Hold Space or the Talk button, and speak.")
+        self.document().setDocumentMargin(18)
+        self._blocks: dict[str, int] = {}  # item id -> block number
+        self._turns: dict[str, CaptionTurn] = {}
+        self._current: str | None = None
+        self._follow = True
+        self._jump = QPushButton("↓ Jump to latest", self)
+        self._jump.setCursor(Qt.CursorShape.PointingHandCursor)
+        self._jump.setStyleSheet("QPushButton { padding: 4px 10px; border-radius: 10px; }")
+        self._jump.hide()
+        self._jump.clicked.connect(self.scroll_to_latest)
+        self.verticalScrollBar().valueChanged.connect(self._scrolled)
+        self.verticalScrollBar().rangeChanged.connect(self._range_changed)
+        self.set_font_size(font_size)
+
+    # ---- public API ----------------------------------------------------------------------------
+
+    @property
+    def following(self) -> bool:
+        return self._follow
+
+    def set_font_size(self, points: int) -> None:
+        font = QFont(self.font())
+        font.setPointSize(int(points))
+        self.setFont(font)
+        self.document().setDefaultFont(font)
+
+    def font_size(self) -> int:
+        return self.font().pointSize()
+
+    def turns(self) -> list[CaptionTurn]:
+        return sorted(self._turns.values(), key=lambda t: self._blocks[t.item_id])
+
+    def clear_captions(self) -> None:
+        self.clear()
+        self._blocks.clear()
+        self._turns.clear()
+        self._dropped.clear()
+        self._current = None
+
+    def committed_text(self) -> str:
+        return " ".join(t.committed.strip() for t in self.turns() if t.committed.strip())
+
+    def show_turn(self, turn: CaptionTurn) -> None:
+        """Show the latest state of one turn (new turns go to the end)."""
+        if turn.removed:
+            self._remove(turn.item_id)
+            return
+        new = turn.item_id not in self._blocks
+        if new and (not turn.text.strip() or turn.item_id in self._dropped):
+            return
+        self._turns[turn.item_id] = turn
+        doc = self.document()
+        cursor = QTextCursor(doc)
+        if new:
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            if self._blocks:
+                cursor.insertBlock()
+            self._blocks[turn.item_id] = cursor.blockNumber()
+        else:
+            cursor = QTextCursor(doc.findBlockByNumber(self._blocks[turn.item_id]))
+            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+            cursor.removeSelectedText()
+        cursor.insertText(turn.committed.lstrip() if turn.committed else "", self._committed_format())
+        tentative = turn.tentative if turn.committed else turn.tentative.lstrip()
+        if tentative:
+            cursor.insertText(tentative, self._tentative_format())
+        if new:
+            if self._current in self._blocks:
+                self._style_block(self._current, current=False)
+            self._current = turn.item_id
+        if turn.item_id == self._current:
+            self._style_block(turn.item_id, current=True, final=turn.final)
+        if new and len(self._blocks) > self.max_turns:
+            self._drop_oldest()
+        if self._follow:
+            self.scroll_to_latest()
+
+    def scroll_to_latest(self) -> None:
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.maximum())
+        self._set_follow(True)
+
+    # ---- formats -------------------------------------------------------------------------------
+
+    def _committed_format(self) -> QTextCharFormat:
+        fmt = QTextCharFormat()
+        fmt.setForeground(self.palette().color(QPalette.ColorRole.Text))
+        return fmt
+
+    def _tentative_format(self) -> QTextCharFormat:
+        fmt = QTextCharFormat()
+        text = self.palette().color(QPalette.ColorRole.Text)
+        base = self.palette().color(QPalette.ColorRole.Base)
+        dim = QColor(  # about halfway between the text and the background: clearly secondary, still legible
+            (text.red() * 9 + base.red() * 11) // 20,
+            (text.green() * 9 + base.green() * 11) // 20,
+            (text.blue() * 9 + base.blue() * 11) // 20,
+        )
+        fmt.setForeground(dim)
+        fmt.setFontItalic(True)
+        return fmt
+
+    def _style_block(self, item_id: str, current: bool, final: bool = False) -> None:
+        block = self.document().findBlockByNumber(self._blocks[item_id])
+        fmt = QTextBlockFormat()
+        fmt.setBottomMargin(10)
+        fmt.setLineHeight(120, QTextBlockFormat.LineHeightTypes.ProportionalHeight.value)
+        if current:
+            highlight = self.palette().color(QPalette.ColorRole.Highlight)
+            tint = QColor(highlight)
+            tint.setAlpha(28 if final else 45)
+            fmt.setBackground(tint)
+            fmt.setTopMargin(14)
+            fmt.setLeftMargin(6)
+        cursor = QTextCursor(block)
+        cursor.setBlockFormat(fmt)
+
+    def _drop_oldest(self) -> None:
+        oldest = next(key for key, number in self._blocks.items() if number == 0)
+        self._remove(oldest)
+        self._dropped[oldest] = None
+        while len(self._dropped) > 4 * self.max_turns:
+            del self._dropped[next(iter(self._dropped))]
+
+    def _remove(self, item_id: str) -> None:
+        number = self._blocks.pop(item_id, None)
+        self._turns.pop(item_id, None)
+        if number is None:
+            return
+        block = self.document().findBlockByNumber(number)
+        cursor = QTextCursor(self.document())
+        if block.previous().isValid():  # take the paragraph break before it, too
+            cursor.setPosition(block.position() - 1)
+            cursor.setPosition(block.position() + block.length() - 1, QTextCursor.MoveMode.KeepAnchor)
+        elif block.next().isValid():
+            cursor.setPosition(block.position())
+            cursor.setPosition(block.next().position(), QTextCursor.MoveMode.KeepAnchor)
+        else:
+            cursor.setPosition(block.position())
+            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        for key, value in self._blocks.items():
+            if value > number:
+                self._blocks[key] = value - 1
+        if self._current == item_id:
+            self._current = max(self._blocks, key=self._blocks.get) if self._blocks else None
+            if self._current is not None:
+                self._style_block(self._current, current=True, final=self._turns[self._current].final)
+
+    # ---- scrolling -----------------------------------------------------------------------------
+
+    def _set_follow(self, follow: bool) -> None:
+        if follow != self._follow:
+            self._follow = follow
+            self.following_changed.emit(follow)
+        self._jump.setVisible(not follow)
+        if not follow:
+            self._place_jump()
+
+    def _scrolled(self, value: int) -> None:
+        bar = self.verticalScrollBar()
+        self._set_follow(value >= bar.maximum() - _FOLLOW_SLACK)
+
+    def _range_changed(self, _low: int, high: int) -> None:
+        if self._follow:
+            self.verticalScrollBar().setValue(high)
+
+    def _place_jump(self) -> None:
+        self._jump.adjustSize()
+        viewport = self.viewport().geometry()
+        self._jump.move(viewport.right() - self._jump.width() - 12, viewport.bottom() - self._jump.height() - 12)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        super().resizeEvent(event)
+        if self._jump.isVisible():
+            self._place_jump()

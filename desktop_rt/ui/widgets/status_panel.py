@@ -1,0 +1,144 @@
+"""The status area: model, microphone, server address and key (with copy buttons), clients, errors."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
+
+from desktop_rt.engine.audio.sources import CLOSED, ENDED, LOST, OPEN, OPENING, SourceStatus
+from desktop_rt.ui.bridge import ServerState
+
+__all__ = ["StatusPanel"]
+
+_DOT = {"ok": "#3f9c5a", "busy": "#d9a62b", "bad": "#c8463d", "off": "#8a94a6"}
+
+
+def _dot(kind: str) -> str:
+    return f'<span style="color:{_DOT[kind]}">●</span>'
+
+
+class StatusPanel(QWidget):
+    """Renders status values; the copy buttons put the URL or key on the clipboard."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)
+        grid = QGridLayout(self)
+        grid.setContentsMargins(10, 6, 10, 6)
+        grid.setHorizontalSpacing(10)
+        grid.setVerticalSpacing(3)
+        self.model_label = QLabel()
+        self.mic_label = QLabel()
+        self.server_label = QLabel()
+        self.server_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.key_label = QLabel()
+        self.clients_label = QLabel()
+        self.copy_url = QPushButton("Copy URL")
+        self.copy_key = QPushButton("Copy key")
+        for button in (self.copy_url, self.copy_key):
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.copy_url.clicked.connect(lambda: self._copy(self._url))
+        self.copy_key.clicked.connect(lambda: self._copy(self._key))
+        self.message_label = QLabel()
+        self.message_label.setWordWrap(True)
+        self.message_label.setStyleSheet("color: #c8463d;")
+        self.dismiss = QToolButton()
+        self.dismiss.setText("✕")
+        self.dismiss.setToolTip("Dismiss this message")
+        self.dismiss.setAutoRaise(True)
+        self.dismiss.clicked.connect(self.clear_message)
+
+        def title(text: str) -> QLabel:
+            label = QLabel(text)
+            label.setStyleSheet("color: palette(mid);")
+            return label
+
+        grid.addWidget(title("Model"), 0, 0)
+        grid.addWidget(self.model_label, 0, 1)
+        grid.addWidget(title("Microphone"), 1, 0)
+        grid.addWidget(self.mic_label, 1, 1)
+        grid.addWidget(title("Server"), 0, 2)
+        server_row = QHBoxLayout()
+        server_row.addWidget(self.server_label, 1)
+        server_row.addWidget(self.copy_url)
+        grid.addLayout(server_row, 0, 3)
+        grid.addWidget(title("API key"), 1, 2)
+        key_row = QHBoxLayout()
+        key_row.addWidget(self.key_label, 1)
+        key_row.addWidget(self.copy_key)
+        grid.addLayout(key_row, 1, 3)
+        grid.addWidget(title("Clients"), 2, 2)
+        grid.addWidget(self.clients_label, 2, 3)
+        message_row = QHBoxLayout()
+        message_row.addWidget(self.message_label, 1)
+        message_row.addWidget(self.dismiss, 0, Qt.AlignmentFlag.AlignTop)
+        grid.addLayout(message_row, 3, 0, 1, 4)
+        grid.setColumnStretch(1, 1)
+        grid.setColumnStretch(3, 1)
+        self._url = ""
+        self._key = ""
+        self.set_server(ServerState("stopped", ""))
+        self.set_mic(None)
+        self.set_clients(0)
+        self.clear_message()
+
+    # ---- values ----------------------------------------------------------------------------------
+
+    def set_server(self, state: ServerState) -> None:
+        kind = {"ready": "ok", "starting": "busy", "failed": "bad"}.get(state.state, "off")
+        words = {"ready": "ready", "starting": "loading…", "failed": "failed", "stopped": "stopped"}[state.state]
+        self.model_label.setText(f"{_dot(kind)} {state.model or '—'} <i>({words})</i>")
+        self._url = state.url
+        self.server_label.setText(state.url if state.url else ("starting…" if state.state == "starting" else "—"))
+        self.copy_url.setEnabled(bool(state.url))
+        self._key = state.api_key or ""
+        if state.api_key:
+            self.key_label.setText("required (clients send it as a Bearer token)")
+        else:
+            self.key_label.setText("not required (local connections only)")
+        self.copy_key.setVisible(bool(state.api_key))
+        if state.state == "failed":
+            self.show_message(state.message)
+        elif state.state == "ready" and state.message:
+            self.show_message(state.message, error=False)
+
+    def set_mic(self, status: SourceStatus | None) -> None:
+        if status is None:
+            self.mic_label.setText(f"{_dot('off')} not listening")
+            return
+        kind = {OPEN: "ok", ENDED: "ok", OPENING: "busy", LOST: "bad", CLOSED: "off"}.get(status.state, "off")
+        words = {OPEN: "listening", ENDED: "listening", OPENING: "opening…", LOST: "unavailable",
+                 CLOSED: "stopped"}.get(status.state, status.state)
+        self.mic_label.setText(f"{_dot(kind)} {status.device} <i>({words})</i>")
+        if status.state == LOST:
+            self.show_message(status.message)
+        elif status.state == OPEN and self.message_label.property("mic"):
+            self.clear_message()
+        self.message_label.setProperty("mic", status.state == LOST)
+
+    def set_clients(self, count: int) -> None:
+        self.clients_label.setText("no other programs" if count == 0 else
+                                   f"{count} other program{'s' if count != 1 else ''} connected")
+
+    def show_message(self, text: str, error: bool = True) -> None:
+        if not text:
+            return
+        self.message_label.setStyleSheet("color: #c8463d;" if error else "color: palette(text);")
+        self.message_label.setText(text)
+        self.message_label.setVisible(True)
+        self.dismiss.setVisible(True)
+        self.message_label.setProperty("mic", False)
+
+    def clear_message(self) -> None:
+        self.message_label.clear()
+        self.message_label.setVisible(False)
+        self.dismiss.setVisible(False)
+
+    @property
+    def message(self) -> str:
+        return self.message_label.text()
+
+    def _copy(self, text: str) -> None:
+        if text:
+            QGuiApplication.clipboard().setText(text)

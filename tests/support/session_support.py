@@ -1,0 +1,95 @@
+"""Helpers shared by the RealtimeSession tests."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+
+from desktop_rt.engine.audio.codecs import float_to_pcm16
+from desktop_rt.core_types import Word
+from desktop_rt.engine.protocol.events import (
+    AudioChunk,
+    Flush,
+    to_wire,
+)
+from desktop_rt.engine.protocol.session import RealtimeSession
+
+from tests.support.clips import DATA
+
+DELTA = "conversation.item.input_audio_transcription.delta"
+COMPLETED = "conversation.item.input_audio_transcription.completed"
+TENTATIVE = "conversation.item.input_audio_transcription.tentative"
+
+
+class EnergyScorer:
+    """A deterministic SpeechProbability: loud frames are speech."""
+
+    def __call__(self, frame: np.ndarray) -> float:
+        return 1.0 if float(np.sqrt(np.mean(np.square(frame)))) > 0.05 else 0.0
+
+    def reset(self) -> None:
+        pass
+
+
+def words(*texts: str) -> list[Word]:
+    return [Word(t, i, i + 1) for i, t in enumerate(texts)]
+
+
+def tone(seconds: float, rate: int, amplitude: float = 0.5) -> np.ndarray:
+    t = np.arange(round(seconds * rate)) / rate
+    return (amplitude * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
+
+
+def silence(seconds: float, rate: int) -> np.ndarray:
+    return np.zeros(round(seconds * rate), dtype=np.float32)
+
+
+def b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode()
+
+
+def make(**kwargs) -> RealtimeSession:
+    session = RealtimeSession(model="whisper-base", **kwargs)
+    session.start()
+    session.events_to_send()
+    return session
+
+
+def send(_session: RealtimeSession, **event) -> list[dict]:
+    _session.receive_text(json.dumps(event))
+    return [to_wire(e) for e in _session.events_to_send()]
+
+
+def append(session: RealtimeSession, raw: bytes, **extra) -> list[dict]:
+    return send(session, type="input_audio_buffer.append", audio=b64(raw), **extra)
+
+
+def update(session: RealtimeSession, **audio_input) -> list[dict]:
+    return send(session, type="session.update", session={"type": "transcription", "audio": {"input": audio_input}})
+
+
+def types(events: list[dict]) -> list[str]:
+    return [e["type"] for e in events]
+
+
+def only_error(events: list[dict]) -> dict:
+    assert types(events) == ["error"], events
+    return events[0]["error"]
+
+
+def flushes(commands) -> list[Flush]:
+    return [c for c in commands if isinstance(c, Flush)]
+
+
+def chunk_samples(commands, item_id: str | None = None) -> int:
+    return sum(len(c.samples) for c in commands if isinstance(c, AudioChunk) and item_id in (None, c.item_id))
+
+
+def drain(session: RealtimeSession) -> list[dict]:
+    return [to_wire(e) for e in session.events_to_send()]
+
+
+PCM_100MS = float_to_pcm16(tone(0.1, 16000))
