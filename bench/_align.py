@@ -10,9 +10,8 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-import numpy as np
-
 import _common as C
+import numpy as np
 
 OFFLINE_BEAM = 5  # faster-whisper's own default: the offline floor is faster-whisper as shipped
 
@@ -21,7 +20,12 @@ def offline_words(model, audio: np.ndarray, language: str | None) -> list[tuple[
     segments, _ = model.transcribe(
         audio, language=language, beam_size=OFFLINE_BEAM, word_timestamps=True, vad_filter=False
     )
-    return [(w.word, float(w.start), float(w.end)) for s in segments for w in (s.words or ()) if w.word.strip()]
+    return [
+        (w.word, float(w.start), float(w.end))
+        for s in segments
+        for w in (s.words or ())
+        if w.word.strip()
+    ]
 
 
 def alignment_words(model_dir: Path, stream: C.Stream, threads: int, language: str | None):
@@ -29,8 +33,12 @@ def alignment_words(model_dir: Path, stream: C.Stream, threads: int, language: s
     from faster_whisper import WhisperModel
 
     model = WhisperModel(
-        str(model_dir), device="cpu", compute_type="int8", cpu_threads=threads,
-        num_workers=1, local_files_only=True,
+        str(model_dir),
+        device="cpu",
+        compute_type="int8",
+        cpu_threads=threads,
+        num_workers=1,
+        local_files_only=True,
     )
     return offline_words(model, stream.audio, language)
 
@@ -46,7 +54,9 @@ def token_index(words: list[tuple[str, ...]] | list[dict]) -> tuple[list[str], l
     return tokens, owner
 
 
-def align_ends(emitted: list[dict], reference: list[tuple[str, float, float]]) -> list[float | None]:
+def align_ends(
+    emitted: list[dict], reference: list[tuple[str, float, float]]
+) -> list[float | None]:
     """For each emitted word, the offline end time of the word it matches (None: unmatched).
 
     Tokens are matched with difflib.SequenceMatcher on normalised text; a word whose tokens

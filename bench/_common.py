@@ -14,9 +14,9 @@ import re
 import resource
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -37,8 +37,19 @@ STREAM_LAYOUTS: dict[str, list] = {
     # ~60 s: the same six clips in another order, with longer and uneven pauses (thinking
     # pauses of 4-7 s, which exercise endpointing and silence handling), 1.5 s of lead-in.
     "long": [
-        1.5, "beckett", 4.0, "ss-0920", 2.5, "ss-0880", 6.0, "ss-0870",
-        1.5, "ss-0930", 7.0, "ss-0890", 3.0,
+        1.5,
+        "beckett",
+        4.0,
+        "ss-0920",
+        2.5,
+        "ss-0880",
+        6.0,
+        "ss-0870",
+        1.5,
+        "ss-0930",
+        7.0,
+        "ss-0890",
+        3.0,
     ],
 }
 QUICK_STREAM = "librivox"
@@ -117,7 +128,9 @@ class PacedResult:
     cpu_seconds: float  # process CPU time over the whole stream, finish included
     wall_seconds: float
     steps: int  # calls of step() (the system decides inside whether to infer)
-    max_backlog: float  # most audio seconds that were due but not yet inserted, seen at a step's return
+    max_backlog: (
+        float  # most audio seconds that were due but not yet inserted, seen at a step's return
+    )
     slow_steps: list  # [wall s after t0 when the step began, its duration] for steps over 50 ms
     schedule: list  # chunks inserted in total before each step() call, and before finish()
     other_load: float | None  # CPU cores busy with *other* processes meanwhile (noise indicator)
@@ -240,7 +253,9 @@ def system_busy_seconds() -> float | None:
     return busy / os.sysconf("SC_CLK_TCK")
 
 
-def other_load(busy0: float | None, busy1: float | None, own_cpu: float, wall: float) -> float | None:
+def other_load(
+    busy0: float | None, busy1: float | None, own_cpu: float, wall: float
+) -> float | None:
     """Average cores used by other processes over ``wall`` seconds (our own CPU subtracted)."""
     if busy0 is None or busy1 is None or wall <= 0:
         return None

@@ -35,8 +35,6 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
@@ -60,12 +58,24 @@ def rss_mb() -> float:
 # (a) launch to ready-to-listen
 # =============================================================================================
 def launch_once(data: Path, config: Path, timeout: float) -> dict:
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", DESKTOP_RT_DATA_DIR=str(data),
-               DESKTOP_RT_CONFIG_DIR=str(config), HF_HUB_OFFLINE="1",
-               DESKTOP_RT_AUDIO_FILE=str(C.DATA / "ss-0870.wav"), PYTHONUNBUFFERED="1")
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="offscreen",
+        DESKTOP_RT_DATA_DIR=str(data),
+        DESKTOP_RT_CONFIG_DIR=str(config),
+        HF_HUB_OFFLINE="1",
+        DESKTOP_RT_AUDIO_FILE=str(C.DATA / "ss-0870.wav"),
+        PYTHONUNBUFFERED="1",
+    )
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "desktop_rt.cli"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "desktop_rt.cli"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     ready: list[float] = []
     lines: list[str] = []
 
@@ -157,13 +167,20 @@ def part_latency(args) -> dict:
     for run in range(args.latency_runs):
         tmp = tempfile.mkdtemp(prefix="bench-app-lat-")
         source = TimedFileSource(stream.audio, args.speed)
-        settings = Settings().with_group(server=ServerSettings(port=0), audio=AudioSettings(mode=HANDS_FREE))
-        desk = build_app(settings=settings, source_factory=lambda _s: source,
-                         history_path=Path(tmp) / "history.sqlite3", persist_settings=False)
+        settings = Settings().with_group(
+            server=ServerSettings(port=0), audio=AudioSettings(mode=HANDS_FREE)
+        )
+        desk = build_app(
+            settings=settings,
+            source_factory=lambda _s: source,
+            history_path=Path(tmp) / "history.sqlite3",
+            persist_settings=False,
+        )
         updates: list[tuple[float, str, str]] = []
         # Connected after the window's own slot, so it runs right after the view showed the turn.
         desk.controller.bridge.caption.connect(
-            lambda turn: updates.append((time.monotonic(), turn.item_id, turn.committed)))
+            lambda turn: updates.append((time.monotonic(), turn.item_id, turn.committed))
+        )
         desk.window.show()
         desk.start()
         if not pump(app, lambda: desk.controller.listening, 180):
@@ -186,13 +203,22 @@ def part_latency(args) -> dict:
             per_turn[item] = words
         emitted = [{"text": tok, "t": t} for item in per_turn for tok, t in per_turn[item]]
         ends = align_ends(emitted, reference)
-        lat = [w["t"] - source.t0 - end / args.speed for w, end in zip(emitted, ends) if end is not None]
+        lat = [
+            w["t"] - source.t0 - end / args.speed
+            for w, end in zip(emitted, ends)
+            if end is not None
+        ]
         text = " ".join(w["text"] for w in emitted)
         r = {
-            "words": len(emitted), "matched": len(lat),
-            "median_s": percentile(lat, 50), "p90_s": percentile(lat, 90),
-            "min_s": min(lat) if lat else None, "max_s": max(lat) if lat else None,
-            "wer": C.wer(stream.reference, text), "turns": len(per_turn), "updates": len(updates),
+            "words": len(emitted),
+            "matched": len(lat),
+            "median_s": percentile(lat, 50),
+            "p90_s": percentile(lat, 90),
+            "min_s": min(lat) if lat else None,
+            "max_s": max(lat) if lat else None,
+            "wer": C.wer(stream.reference, text),
+            "turns": len(per_turn),
+            "updates": len(updates),
         }
         log(f"latency run {run + 1}: {r}")
         runs.append(r)
@@ -207,8 +233,12 @@ def part_latency(args) -> dict:
 def simulated_events(seconds: float, seed: int = 7):
     """(simulated time, event) for ``seconds`` of speech: 3 words/s, turns of 5-15 s, 0.6 s pauses."""
     from desktop_rt.engine.protocol.events import (
-        InputAudioBufferCommitted, InputAudioBufferSpeechStarted, InputAudioBufferSpeechStopped,
-        TranscriptionCompleted, TranscriptionDelta, TranscriptionTentative,
+        InputAudioBufferCommitted,
+        InputAudioBufferSpeechStarted,
+        InputAudioBufferSpeechStopped,
+        TranscriptionCompleted,
+        TranscriptionDelta,
+        TranscriptionTentative,
     )
 
     rng = random.Random(seed)
@@ -226,17 +256,26 @@ def simulated_events(seconds: float, seed: int = 7):
         for k in range(1, len(words) + 1):
             t = start + k / 3
             if k % 3 == 0:
-                delta = "".join(" " + w for w in words[committed:k - 2])
+                delta = "".join(" " + w for w in words[committed : k - 2])
                 if delta:
                     yield t, TranscriptionDelta(item_id=item, delta=delta)
                     committed = k - 2
-            yield t, TranscriptionTentative(item_id=item, text="".join(" " + w for w in words[committed:k]))
+            yield (
+                t,
+                TranscriptionTentative(
+                    item_id=item, text="".join(" " + w for w in words[committed:k])
+                ),
+            )
         t = start + length
         yield t, InputAudioBufferSpeechStopped(item_id=item, audio_end_ms=int(t * 1000))
         yield t, InputAudioBufferCommitted(item_id=item, previous_item_id=prev)
         t += 0.5
-        yield t, TranscriptionCompleted(item_id=item, transcript="".join(" " + w for w in words),
-                                        audio_seconds=length)
+        yield (
+            t,
+            TranscriptionCompleted(
+                item_id=item, transcript="".join(" " + w for w in words), audio_seconds=length
+            ),
+        )
         prev = item
         t += 0.6
 
@@ -250,22 +289,32 @@ def part_memory(args) -> dict:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
-    from desktop_rt.live.transcript_recorder import CaptionTurn, TranscriptRecorder
     from desktop_rt.history.store import StoreWriter
+    from desktop_rt.live.transcript_recorder import CaptionTurn, TranscriptRecorder
     from desktop_rt.ui.widgets.caption_view import CaptionView
 
     app = QApplication.instance() or QApplication([])
     tmp = Path(tempfile.mkdtemp(prefix="bench-app-mem-"))
     db = tmp / "history.sqlite3"
     writer = StoreWriter(db)
-    recorder = TranscriptRecorder("rec_bench", writer, model="whisper-base", language="en", mode="hands_free")
+    recorder = TranscriptRecorder(
+        "rec_bench", writer, model="whisper-base", language="en", mode="hands_free"
+    )
     view = CaptionView()
     view.resize(900, 600)
     view.show()
     app.processEvents()
     total = args.memory_minutes * 60
     step = 600
-    rows = [{"minute": 0, "rss_mb": round(rss_mb(), 1), "db_kb": 0, "turns_on_screen": 0, "doc_chars": 0}]
+    rows = [
+        {
+            "minute": 0,
+            "rss_mb": round(rss_mb(), 1),
+            "db_kb": 0,
+            "turns_on_screen": 0,
+            "doc_chars": 0,
+        }
+    ]
     log(f"memory: start RSS {rows[0]['rss_mb']} MB")
     next_mark, events, t_wall = step, 0, time.monotonic()
     words = 0
@@ -273,9 +322,15 @@ def part_memory(args) -> dict:
         while t >= next_mark:
             app.processEvents()
             writer.flush(60)
-            rows.append({"minute": next_mark // 60, "rss_mb": round(rss_mb(), 1),
-                         "db_kb": db_kb(db), "turns_on_screen": len(view.turns()),
-                         "doc_chars": view.document().characterCount()})
+            rows.append(
+                {
+                    "minute": next_mark // 60,
+                    "rss_mb": round(rss_mb(), 1),
+                    "db_kb": db_kb(db),
+                    "turns_on_screen": len(view.turns()),
+                    "doc_chars": view.document().characterCount(),
+                }
+            )
             log(f"memory: {rows[-1]}")
             next_mark += step
         for update in recorder.handle(event):
@@ -288,9 +343,15 @@ def part_memory(args) -> dict:
     writer.close(60)
     app.processEvents()
     words = len(C.norm_tokens(recorder.committed_text))
-    end = {"rss_mb": round(rss_mb(), 1), "db_kb": db_kb(db),
-           "turns_on_screen": len(view.turns()), "turns_total": len(recorder.captions()), "words": words,
-           "events": events, "wall_s": round(time.monotonic() - t_wall, 1)}
+    end = {
+        "rss_mb": round(rss_mb(), 1),
+        "db_kb": db_kb(db),
+        "turns_on_screen": len(view.turns()),
+        "turns_total": len(recorder.captions()),
+        "words": words,
+        "events": events,
+        "wall_s": round(time.monotonic() - t_wall, 1),
+    }
     log(f"memory end: {end}")
     return {"simulated_minutes": args.memory_minutes, "rows": rows, "end": end}
 
@@ -304,44 +365,75 @@ def fmt(v, spec=".2f", suffix=" s") -> str:
 
 def render(report: dict) -> str:
     m = report["machine"]
-    lines = [f"# desktop app benchmark — {report['date']}", "",
-             f"{m['cpu_model']}, {m['usable_cores']} cores, {m['memory_gb']} GB, {m['os']}, Python {m['python']}.",
-             f"Load average at start: {report['load_start']}, at end: {report['load_end']}. "
-             "Other work was running on this machine: numbers are upper bounds, not comparable with a quiet run.",
-             ""]
+    lines = [
+        f"# desktop app benchmark — {report['date']}",
+        "",
+        f"{m['cpu_model']}, {m['usable_cores']} cores, {m['memory_gb']} GB, {m['os']}, Python {m['python']}.",
+        f"Load average at start: {report['load_start']}, at end: {report['load_end']}. "
+        "Other work was running on this machine: numbers are upper bounds, not comparable with a quiet run.",
+        "",
+    ]
     if "launch" in report:
-        lines += ["## (a) Launch to ready-to-listen", "",
-                  "`python -m desktop_rt.cli`, offscreen, fresh data/config dirs, a WAV as the microphone; "
-                  "spawn → the controller's `ready to listen` log line.", "",
-                  "| launch | runs (s) | median |", "|---|---|---|"]
-        for which, label in (("first", "first (model assembled)"), ("second", "second (model on disk)")):
+        lines += [
+            "## (a) Launch to ready-to-listen",
+            "",
+            "`python -m desktop_rt.cli`, offscreen, fresh data/config dirs, a WAV as the microphone; "
+            "spawn → the controller's `ready to listen` log line.",
+            "",
+            "| launch | runs (s) | median |",
+            "|---|---|---|",
+        ]
+        for which, label in (
+            ("first", "first (model assembled)"),
+            ("second", "second (model on disk)"),
+        ):
             vals = [r["ready_s"] for r in report["launch"][which]]
             ok = [v for v in vals if v is not None]
-            lines.append(f"| {label} | {', '.join(fmt(v, '.1f', '') for v in vals)} | "
-                         f"{fmt(statistics.median(ok) if ok else None, '.1f')} |")
+            lines.append(
+                f"| {label} | {', '.join(fmt(v, '.1f', '') for v in vals)} | "
+                f"{fmt(statistics.median(ok) if ok else None, '.1f')} |"
+            )
         lines.append("")
     if "latency" in report:
         lat = report["latency"]
-        lines += ["## (b) Word end in the mic feed → committed word in the window", "",
-                  f"Stream `{lat['stream']}` ({lat['seconds']:.1f} s) at {lat['speed']:g}x, hands-free, real window, "
-                  "server and model; reference word ends: offline faster-whisper (beam 5) on the same audio.", "",
-                  "| run | words | matched | median | p90 | min | max | WER | turns |", "|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "## (b) Word end in the mic feed → committed word in the window",
+            "",
+            f"Stream `{lat['stream']}` ({lat['seconds']:.1f} s) at {lat['speed']:g}x, hands-free, real window, "
+            "server and model; reference word ends: offline faster-whisper (beam 5) on the same audio.",
+            "",
+            "| run | words | matched | median | p90 | min | max | WER | turns |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
         for i, r in enumerate(lat["runs"], 1):
-            lines.append(f"| {i} | {r['words']} | {r['matched']} | {fmt(r['median_s'])} | {fmt(r['p90_s'])} | "
-                         f"{fmt(r['min_s'])} | {fmt(r['max_s'])} | {r['wer']:.3f} | {r['turns']} |")
+            lines.append(
+                f"| {i} | {r['words']} | {r['matched']} | {fmt(r['median_s'])} | {fmt(r['p90_s'])} | "
+                f"{fmt(r['min_s'])} | {fmt(r['max_s'])} | {r['wer']:.3f} | {r['turns']} |"
+            )
         lines.append("")
     if "memory" in report:
         mem = report["memory"]
-        lines += ["## (c) Memory over an hour of simulated captions", "",
-                  f"CaptionView + TranscriptRecorder + StoreWriter (SQLite), {mem['simulated_minutes']} simulated "
-                  "minutes: 3 words/s, turns of 5–15 s, tentative text every word, deltas every second, "
-                  f"fed as fast as possible ({mem['end']['events']} events in {mem['end']['wall_s']} s).", "",
-                  "| minute | RSS (MB) | SQLite + WAL (KB) | turns on screen | document chars |", "|---|---|---|---|---|"]
+        lines += [
+            "## (c) Memory over an hour of simulated captions",
+            "",
+            f"CaptionView + TranscriptRecorder + StoreWriter (SQLite), {mem['simulated_minutes']} simulated "
+            "minutes: 3 words/s, turns of 5–15 s, tentative text every word, deltas every second, "
+            f"fed as fast as possible ({mem['end']['events']} events in {mem['end']['wall_s']} s).",
+            "",
+            "| minute | RSS (MB) | SQLite + WAL (KB) | turns on screen | document chars |",
+            "|---|---|---|---|---|",
+        ]
         for r in mem["rows"]:
-            lines.append(f"| {r['minute']} | {r['rss_mb']} | {r['db_kb']} | {r['turns_on_screen']} | {r['doc_chars']} |")
+            lines.append(
+                f"| {r['minute']} | {r['rss_mb']} | {r['db_kb']} | {r['turns_on_screen']} | {r['doc_chars']} |"
+            )
         e = mem["end"]
-        lines += ["", f"End: RSS {e['rss_mb']} MB, SQLite {e['db_kb']} KB, {e['turns_total']} turns / "
-                  f"{e['words']} words in the history, {e['turns_on_screen']} turns on screen.", ""]
+        lines += [
+            "",
+            f"End: RSS {e['rss_mb']} MB, SQLite {e['db_kb']} KB, {e['turns_total']} turns / "
+            f"{e['words']} words in the history, {e['turns_on_screen']} turns on screen.",
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -358,10 +450,16 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     parts = args.parts.split(",")
     # Isolate the in-process parts from the user's files (the model is assembled here once).
-    os.environ.setdefault("DESKTOP_RT_DATA_DIR", str(Path(tempfile.gettempdir()) / "desktop-rt-bench-data"))
+    os.environ.setdefault(
+        "DESKTOP_RT_DATA_DIR", str(Path(tempfile.gettempdir()) / "desktop-rt-bench-data")
+    )
     os.environ.setdefault("DESKTOP_RT_CONFIG_DIR", tempfile.mkdtemp(prefix="bench-app-config-"))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    report = {"date": dt.date.today().isoformat(), "machine": C.machine_info(), "load_start": C.loadavg()}
+    report = {
+        "date": dt.date.today().isoformat(),
+        "machine": C.machine_info(),
+        "load_start": C.loadavg(),
+    }
     if "launch" in parts:
         report["launch"] = part_launch(args)
     if "memory" in parts:

@@ -73,16 +73,25 @@ def english_merges(vocab_size: int = 32_000) -> list[str]:
             tree = ast.parse(path.read_text(encoding="utf-8"))
         except (SyntaxError, UnicodeDecodeError, ValueError):
             continue
-        docs += [d for node in ast.walk(tree)
-                 if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                 and (d := ast.get_docstring(node))]
+        docs += [
+            d
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and (d := ast.get_docstring(node))
+        ]
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     # The prompt's own words are single tokens in Qwen's vocabulary.
     tok.train_from_iterator(docs + ["system user assistant language English"] * 100, trainer)
-    return [m if isinstance(m, str) else " ".join(m) for m in json.loads(tok.to_str())["model"]["merges"]]
+    return [
+        m if isinstance(m, str) else " ".join(m)
+        for m in json.loads(tok.to_str())["model"]["merges"]
+    ]
 
 
 def ensure_model(folder: Path) -> tuple[Path, Path]:
@@ -120,7 +129,9 @@ def make_speaker(base, words: list[tuple[str, float, float]]):
             if not prefix:
                 done = min(done, sum(1 for _, _, e in words if e <= start + 0.05))
             text = " ".join(w.strip() for w, _, _ in words[done:heard])
-            self._reference = self.native.text_tokens((" " if prefix and text else "") + text) if text else []
+            self._reference = (
+                self.native.text_tokens((" " if prefix and text else "") + text) if text else []
+            )
             self._end = self.native.token_id("<|im_end|>")
             return super().generate(audio, prompt=prompt, language=language, prefix=prefix)
 
@@ -214,7 +225,9 @@ def paced_run(backend, audio: np.ndarray, reference: str) -> dict:
     transcriber = StreamingTranscriber(rec, StreamingConfig(language="en"))
     rec.attach(transcriber)
     walls: list[float] = []
-    gaps: list[float] = []  # wall seconds between an update and the one before it in the same segment
+    gaps: list[
+        float
+    ] = []  # wall seconds between an update and the one before it in the same segment
     last = [None]
 
     def step():
@@ -272,7 +285,12 @@ def c_helper_replay(backend, windows) -> float:
             for _ in range(n_tokens):
                 tok = L.llama_sampler_sample(sampler, native._ctx, -1)
                 batch.n_tokens = 1
-                batch.token[0], batch.pos[0], batch.n_seq_id[0], batch.logits[0] = tok, n_past, 1, True
+                batch.token[0], batch.pos[0], batch.n_seq_id[0], batch.logits[0] = (
+                    tok,
+                    n_past,
+                    1,
+                    True,
+                )
                 batch.seq_id[0][0] = 0
                 L.llama_decode(native._ctx, batch)
                 n_past += 1
@@ -284,18 +302,41 @@ def c_helper_replay(backend, windows) -> float:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model-dir", type=Path, default=Path.home() / ".cache" / "desktop-rt" / "bench-models")
-    ap.add_argument("--whisper", default=None, help="CTranslate2 Whisper folder for the word times "
-                    "(default: the embedded model)")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--model-dir", type=Path, default=Path.home() / ".cache" / "desktop-rt" / "bench-models"
+    )
+    ap.add_argument(
+        "--whisper",
+        default=None,
+        help="CTranslate2 Whisper folder for the word times (default: the embedded model)",
+    )
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--block-seconds", type=int, default=None,
-                    help="LlamaOptions.encoder_block_seconds (default: the backend's default)")
-    ap.add_argument("--update-seconds", type=float, default=None,
-                    help="LlamaOptions.update_seconds (default: the backend's default)")
+    ap.add_argument(
+        "--block-seconds",
+        type=int,
+        default=None,
+        help="LlamaOptions.encoder_block_seconds (default: the backend's default)",
+    )
+    ap.add_argument(
+        "--update-seconds",
+        type=float,
+        default=None,
+        help="LlamaOptions.update_seconds (default: the backend's default)",
+    )
     ap.add_argument("--paced-runs", type=int, default=1, help="paced runs with the defaults")
-    ap.add_argument("--streams-only", action="store_true", help="skip the per-window costs and the C-helper replay")
-    ap.add_argument("--stream", default="librivox", help="librivox (27 s) or long (60 s, with trims and long pauses)")
+    ap.add_argument(
+        "--streams-only",
+        action="store_true",
+        help="skip the per-window costs and the C-helper replay",
+    )
+    ap.add_argument(
+        "--stream",
+        default="librivox",
+        help="librivox (27 s) or long (60 s, with trims and long pauses)",
+    )
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
 
@@ -309,42 +350,71 @@ def main() -> int:
     text, mmproj = ensure_model(args.model_dir)
     stream = build_stream(args.stream)
     audio = stream.audio[: 12 * RATE] if args.quick else stream.audio
-    words = alignment_words(Path(args.whisper or ensure_default_model()), stream, args.threads, "en")
+    words = alignment_words(
+        Path(args.whisper or ensure_default_model()), stream, args.threads, "en"
+    )
     reference = " ".join(w.strip() for w, _, e in words if e <= len(audio) / RATE)
     lengths = (4, 8, 12) if args.quick else (2, 4, 8, 12, 16, 24)
     Speaker = make_speaker(LlamaAsrBackend, words)
-    report: dict = {"machine": machine_info(), "stream": args.stream, "threads": args.threads, "audio_s": len(audio) / RATE,
-                    "encoder_block_seconds": block, "update_seconds": update_s}
+    report: dict = {
+        "machine": machine_info(),
+        "stream": args.stream,
+        "threads": args.threads,
+        "audio_s": len(audio) / RATE,
+        "encoder_block_seconds": block,
+        "update_seconds": update_s,
+    }
 
     def open_backend(reuse: bool = True, block: int = block, force: bool = True):
         t0 = time.monotonic()
-        b = Speaker(text, mmproj, LlamaOptions(threads=args.threads, reuse_cache=reuse, draft=reuse,
-                                               force_prefix=force, encoder_block_seconds=block,
-                                               update_seconds=update_s))
+        b = Speaker(
+            text,
+            mmproj,
+            LlamaOptions(
+                threads=args.threads,
+                reuse_cache=reuse,
+                draft=reuse,
+                force_prefix=force,
+                encoder_block_seconds=block,
+                update_seconds=update_s,
+            ),
+        )
         report.setdefault("load_s", round(time.monotonic() - t0, 2))
         return b
 
     cold = open_backend(False)
     ref_tokens = len(cold.native.text_tokens(reference))
-    report["reference"] = {"words": len(reference.split()), "tokens": ref_tokens,
-                           "tokens_per_audio_s": round(ref_tokens / (len(audio) / RATE), 2)}
+    report["reference"] = {
+        "words": len(reference.split()),
+        "tokens": ref_tokens,
+        "tokens_per_audio_s": round(ref_tokens / (len(audio) / RATE), 2),
+    }
     per_window = {}
     for seconds in () if args.streams_only else lengths:
         clip = np.resize(stream.audio, seconds * RATE)
         cold.transcribe(clip, language="en")  # the first run of a shape allocates its graphs
         t0, w0 = cpu(), time.monotonic()
         cold.transcribe(clip, language="en")
-        per_window[seconds] = {"cpu_s": round(cpu() - t0, 3), "wall_s": round(time.monotonic() - w0, 3),
-                               "generated": cold.stats.generated, "prompt_positions": cold.stats.prompt_positions}
-        print(f"window {seconds:>2} s: {per_window[seconds]['cpu_s']:.2f} CPU s, "
-              f"{per_window[seconds]['wall_s']:.2f} s", file=sys.stderr)
+        per_window[seconds] = {
+            "cpu_s": round(cpu() - t0, 3),
+            "wall_s": round(time.monotonic() - w0, 3),
+            "generated": cold.stats.generated,
+            "prompt_positions": cold.stats.prompt_positions,
+        }
+        print(
+            f"window {seconds:>2} s: {per_window[seconds]['cpu_s']:.2f} CPU s, "
+            f"{per_window[seconds]['wall_s']:.2f} s",
+            file=sys.stderr,
+        )
     report["update_vs_window"] = per_window
 
     plain = stream_run(cold, audio, reference)
     windows = plain.pop("windows")
     report["stream_without_reuse"] = plain
-    print(f"stream, no reuse: {plain['cpu_s_per_audio_s']} CPU s / audio s over {plain['updates']} updates",
-          file=sys.stderr)
+    print(
+        f"stream, no reuse: {plain['cpu_s_per_audio_s']} CPU s / audio s over {plain['updates']} updates",
+        file=sys.stderr,
+    )
     cold.close()
     # Alternate the two paths window by window, so load from other processes hits both alike. The
     # C helper encodes whole 8 s pieces and generates every token, so our side does too here
@@ -356,12 +426,17 @@ def main() -> int:
         t0 = cpu()
         same.transcribe(w_audio, prompt=prompt, language=language)
         ours += cpu() - t0
-        helper += c_helper_replay(same, [(same._whole_blocks(w_audio), prompt, language, same.stats.generated)])
+        helper += c_helper_replay(
+            same, [(same._whole_blocks(w_audio), prompt, language, same.stats.generated)]
+        )
     if same is not None:
         same.close()
     if same is not None:
-        report["python_overhead"] = {"backend_cpu_s": round(ours, 2), "c_helper_cpu_s": round(helper, 2),
-                                     "ratio": round(ours / helper, 3) if helper else None}
+        report["python_overhead"] = {
+            "backend_cpu_s": round(ours, 2),
+            "c_helper_cpu_s": round(helper, 2),
+            "ratio": round(ours / helper, 3) if helper else None,
+        }
         print(f"replay: backend {ours:.2f} CPU s vs C helper {helper:.2f} CPU s", file=sys.stderr)
 
     def streams(label: str, **kw) -> dict:
@@ -375,14 +450,20 @@ def main() -> int:
             paced.append(paced_run(b, audio, reference))
             b.close()
         p = paced[-1]
-        print(f"{label}: {fast['cpu_s_per_audio_s']} CPU s / audio s ({fast['encoded_audio_chunks']}/"
-              f"{fast['audio_chunks']} blocks encoded, {fast['drafted_tokens']} drafted and {fast['forced_tokens']} "
-              f"forced of {fast['generated_tokens']} tokens, WER {fast['wer_vs_reference']}); paced: an update "
-              f"taking {p['update_wall_s_mean']} s (max {p['update_wall_s_max']} s), within a segment one every "
-              f"{p['update_gap_s_mean']} s (p90 {p['update_gap_s_p90']}, max {p['update_gap_s_max']} s), max backlog "
-              f"{p['max_backlog_s']} s, final latency {p['final_latency_s']} s, {p['cpu_s_per_audio_s']} CPU s / "
-              f"audio s, WER {p['wer_vs_reference']}", file=sys.stderr)
-        return {"stream_with_reuse": fast, "paced_with_reuse": paced[0] if len(paced) == 1 else paced}
+        print(
+            f"{label}: {fast['cpu_s_per_audio_s']} CPU s / audio s ({fast['encoded_audio_chunks']}/"
+            f"{fast['audio_chunks']} blocks encoded, {fast['drafted_tokens']} drafted and {fast['forced_tokens']} "
+            f"forced of {fast['generated_tokens']} tokens, WER {fast['wer_vs_reference']}); paced: an update "
+            f"taking {p['update_wall_s_mean']} s (max {p['update_wall_s_max']} s), within a segment one every "
+            f"{p['update_gap_s_mean']} s (p90 {p['update_gap_s_p90']}, max {p['update_gap_s_max']} s), max backlog "
+            f"{p['max_backlog_s']} s, final latency {p['final_latency_s']} s, {p['cpu_s_per_audio_s']} CPU s / "
+            f"audio s, WER {p['wer_vs_reference']}",
+            file=sys.stderr,
+        )
+        return {
+            "stream_with_reuse": fast,
+            "paced_with_reuse": paced[0] if len(paced) == 1 else paced,
+        }
 
     defaults = streams("defaults")
     report["stream_with_reuse"] = defaults["stream_with_reuse"]

@@ -99,7 +99,10 @@ def main() -> int:
     settings = sys.argv[1:] or ["{}"]
     backend = WhisperBackend(ensure_default_model())
     for text in settings:
-        print(json.dumps({"overrides": json.loads(text), **run(backend, json.loads(text))}), flush=True)
+        print(
+            json.dumps({"overrides": json.loads(text), **run(backend, json.loads(text))}),
+            flush=True,
+        )
     return 0
 
 

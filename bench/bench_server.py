@@ -29,10 +29,7 @@ import re
 import statistics
 import sys
 import threading
-import time
 from pathlib import Path
-
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
@@ -54,7 +51,9 @@ def latencies(words: list[dict], reference_words, speed: float) -> list[float]:
     return [w["commit"] - end / speed for w, end in zip(words, ends) if end is not None]
 
 
-def summary(words: list[dict], reference_words, stream: C.Stream, speed: float, final: float) -> dict:
+def summary(
+    words: list[dict], reference_words, stream: C.Stream, speed: float, final: float
+) -> dict:
     lat = latencies(words, reference_words, speed)
     return {
         "first_word": lat[0] if lat else None,
@@ -78,8 +77,11 @@ def run_direct(backend, stream: C.Stream, speed: float, language: str | None) ->
         return [(w.text, w.start, w.end) for w in update.committed]
 
     res = C.run_paced(
-        stream.audio, speed=speed, insert=tr.insert_audio,
-        step=lambda: words(tr.process()), finish=lambda: words(tr.finish()),
+        stream.audio,
+        speed=speed,
+        insert=tr.insert_audio,
+        step=lambda: words(tr.process()),
+        finish=lambda: words(tr.finish()),
     )
     return {"words": res.words, "final": res.final_latency, "inferences": tr.inferences}
 
@@ -87,7 +89,9 @@ def run_direct(backend, stream: C.Stream, speed: float, language: str | None) ->
 # ---- (b) a websocket client ------------------------------------------------------------------
 
 
-async def run_client(url: str, stream: C.Stream, speed: float, language: str | None, delay: float = 0.0) -> dict:
+async def run_client(
+    url: str, stream: C.Stream, speed: float, language: str | None, delay: float = 0.0
+) -> dict:
     """Stream the audio at ``speed`` x real time; stamp every delta's words on arrival."""
     import base64
 
@@ -99,14 +103,23 @@ async def run_client(url: str, stream: C.Stream, speed: float, language: str | N
     await asyncio.sleep(delay)
     wire = soxr.resample(stream.audio, C.SAMPLE_RATE, WIRE_RATE, quality="HQ")
     step = int(WIRE_RATE * C.CHUNK_SECONDS)
-    chunks = [base64.b64encode(float_to_pcm16(wire[i : i + step])).decode() for i in range(0, len(wire), step)]
+    chunks = [
+        base64.b64encode(float_to_pcm16(wire[i : i + step])).decode()
+        for i in range(0, len(wire), step)
+    ]
     words: list[dict] = []
     done: dict = {}
     async with connect(url, max_size=None, open_timeout=60) as ws:
         assert json.loads(await ws.recv())["type"] == "session.created"
-        session = {"type": "transcription",
-                   "audio": {"input": {"format": {"type": "audio/pcm", "rate": WIRE_RATE},
-                                       "transcription": {"language": language}}}}
+        session = {
+            "type": "transcription",
+            "audio": {
+                "input": {
+                    "format": {"type": "audio/pcm", "rate": WIRE_RATE},
+                    "transcription": {"language": language},
+                }
+            },
+        }
         await ws.send(json.dumps({"type": "session.update", "session": session}))
         loop = asyncio.get_running_loop()
         t0 = 0.0
@@ -118,7 +131,9 @@ async def run_client(url: str, stream: C.Stream, speed: float, language: str | N
                 if event["type"] == "conversation.item.input_audio_transcription.delta":
                     for text in re.findall(r"\s*\S+", event["delta"]):
                         # an item's first delta has no leading space: keep words apart
-                        words.append({"text": text if text[0].isspace() else " " + text, "commit": now})
+                        words.append(
+                            {"text": text if text[0].isspace() else " " + text, "commit": now}
+                        )
                 elif event["type"] == "conversation.item.input_audio_transcription.completed":
                     done["at"] = now
                 elif event["type"] == "error":
@@ -159,7 +174,7 @@ class RssSampler:
         while not self._stop.wait(0.2):
             self.peak = max(self.peak, rss_mb())
 
-    def __enter__(self) -> "RssSampler":
+    def __enter__(self) -> RssSampler:
         self._thread.start()
         return self
 
@@ -172,15 +187,33 @@ class RssSampler:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="1 overhead run, at most 3 concurrent sessions")
-    p.add_argument("--runs", type=int, default=None, help="overhead runs (default 3; 1 with --quick)")
-    p.add_argument("--max-sessions", type=int, default=None, help="most concurrent sessions (default 6; 3 quick)")
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--quick", action="store_true", help="1 overhead run, at most 3 concurrent sessions"
+    )
+    p.add_argument(
+        "--runs", type=int, default=None, help="overhead runs (default 3; 1 with --quick)"
+    )
+    p.add_argument(
+        "--max-sessions",
+        type=int,
+        default=None,
+        help="most concurrent sessions (default 6; 3 quick)",
+    )
     p.add_argument("--stream", default=C.QUICK_STREAM, help=f"one of {', '.join(C.STREAM_LAYOUTS)}")
     p.add_argument("--speed", type=float, default=1.0, help="pace multiplier (1 = real time)")
-    p.add_argument("--threads", type=int, default=0, help="CTranslate2 threads (0: the engine default, default_threads())")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="CTranslate2 threads (0: the engine default, default_threads())",
+    )
     p.add_argument("--language", default="en", help="language of every session (default en)")
-    p.add_argument("--model", default=None, help="CTranslate2 Whisper folder (default: the embedded model)")
+    p.add_argument(
+        "--model", default=None, help="CTranslate2 Whisper folder (default: the embedded model)"
+    )
     p.add_argument("--out", default=str(BENCH / "results"), help="where the .md and .json go")
     args = p.parse_args(argv)
     runs = args.runs or (1 if args.quick else 3)
@@ -229,27 +262,36 @@ def main(argv=None) -> int:
             log(f"concurrency: {n} session(s) ...")
 
             async def all_clients(n=n):
-                return await asyncio.gather(*[
-                    run_client(server.url, stream, args.speed, args.language, delay=0.3 * k) for k in range(n)
-                ])
+                return await asyncio.gather(
+                    *[
+                        run_client(server.url, stream, args.speed, args.language, delay=0.3 * k)
+                        for k in range(n)
+                    ]
+                )
 
             with RssSampler() as rss:
                 raws = asyncio.run(all_clients())
-            sessions = [summary(r["words"], ref_words, stream, args.speed, r["final"]) for r in raws]
+            sessions = [
+                summary(r["words"], ref_words, stream, args.speed, r["final"]) for r in raws
+            ]
             medians = [s["median"] for s in sessions]
             realtime = all(m is not None and m < REALTIME_MEDIAN for m in medians)
             row = {
                 "sessions": n,
                 "medians": medians,
                 "worst_median": max((m for m in medians if m is not None), default=None),
-                "worst_p90": max((s["p90"] for s in sessions if s["p90"] is not None), default=None),
+                "worst_p90": max(
+                    (s["p90"] for s in sessions if s["p90"] is not None), default=None
+                ),
                 "mean_wer": statistics.mean(s["wer"] for s in sessions),
                 "realtime": realtime,
                 "rss_per_session_mb": (rss.peak - idle) / n,
             }
             report["concurrency"].append(row)
-            log(f"    worst median {fmt(row['worst_median'])} s, realtime {realtime}, "
-                f"{row['rss_per_session_mb']:.1f} MB/session")
+            log(
+                f"    worst median {fmt(row['worst_median'])} s, realtime {realtime}, "
+                f"{row['rss_per_session_mb']:.1f} MB/session"
+            )
             if not realtime:
                 break
     finally:
@@ -272,8 +314,10 @@ def fmt(v, spec=".2f") -> str:
 
 
 def fmt_summary(s: dict) -> str:
-    return (f"first {fmt(s['first_word'])} s, median {fmt(s['median'])} s, p90 {fmt(s['p90'])} s, "
-            f"final {fmt(s['final'])} s, WER {s['wer'] * 100:.1f}%")
+    return (
+        f"first {fmt(s['first_word'])} s, median {fmt(s['median'])} s, p90 {fmt(s['p90'])} s, "
+        f"final {fmt(s['final'])} s, WER {s['wer'] * 100:.1f}%"
+    )
 
 
 def render(report: dict) -> str:
@@ -294,14 +338,19 @@ def render(report: dict) -> str:
     for e in report["overhead"]:
         for system in ("direct", "websocket"):
             s = e[system]
-            lines.append(f"| {e['run']} | {system} | {fmt(s['first_word'])} | {fmt(s['median'])} | {fmt(s['p90'])} "
-                         f"| {fmt(s['final'])} | {s['wer'] * 100:.1f}% |")
+            lines.append(
+                f"| {e['run']} | {system} | {fmt(s['first_word'])} | {fmt(s['median'])} | {fmt(s['p90'])} "
+                f"| {fmt(s['final'])} | {s['wer'] * 100:.1f}% |"
+            )
     added = [e["added"] for e in report["overhead"] if e["added"] is not None]
     if added:
         med = statistics.median(added)
         verdict = "meets" if med < OVERHEAD_TARGET else "misses"
-        lines += ["", f"Median word latency added by the server: {med * 100:+.1f}% "
-                      f"(target < {OVERHEAD_TARGET * 100:.0f}%: {verdict})."]
+        lines += [
+            "",
+            f"Median word latency added by the server: {med * 100:+.1f}% "
+            f"(target < {OVERHEAD_TARGET * 100:.0f}%: {verdict}).",
+        ]
     lines += [
         "",
         f"## Concurrent sessions (realtime: median word latency < {REALTIME_MEDIAN:g} s for every session)",
@@ -310,8 +359,10 @@ def render(report: dict) -> str:
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for r in report["concurrency"]:
-        lines.append(f"| {r['sessions']} | {fmt(r['worst_median'])} | {fmt(r['worst_p90'])} | "
-                     f"{r['mean_wer'] * 100:.1f}% | {'yes' if r['realtime'] else 'no'} | {r['rss_per_session_mb']:.1f} |")
+        lines.append(
+            f"| {r['sessions']} | {fmt(r['worst_median'])} | {fmt(r['worst_p90'])} | "
+            f"{r['mean_wer'] * 100:.1f}% | {'yes' if r['realtime'] else 'no'} | {r['rss_per_session_mb']:.1f} |"
+        )
     ok = [r["sessions"] for r in report["concurrency"] if r["realtime"]]
     lines += ["", f"Sessions that stay realtime on this machine: {max(ok) if ok else 0}."]
     return "\n".join(lines) + "\n"

@@ -25,7 +25,6 @@ import sys
 import time
 from pathlib import Path
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 from _align import OFFLINE_BEAM, align_ends, alignment_words, offline_words, percentile  # noqa: E402,F401
@@ -65,8 +64,8 @@ def words_tuple(words) -> list[tuple[str, float, float]]:
 
 
 def child_desktop_rt(stream: C.Stream, args) -> dict:
-    from desktop_rt.engine.asr.whisper import WhisperBackend, WhisperOptions, default_threads
     from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
+    from desktop_rt.engine.asr.whisper import WhisperBackend, WhisperOptions, default_threads
 
     # DESKTOP_RT_WHISPER='{"min_context_seconds": 15}' overrides backend options (tuning runs).
     backend_overrides = json.loads(os.environ.get("DESKTOP_RT_WHISPER", "{}"))
@@ -90,7 +89,11 @@ def child_desktop_rt(stream: C.Stream, args) -> dict:
     out["inferences"] = tr.inferences
     out["rehearings"] = tr.rehearings
     cfg = {k: getattr(config, k) for k in config.__dataclass_fields__}
-    out["config"] = {"streaming": cfg, "beam_size": backend.options.beam_size, "threads": backend.options.threads}
+    out["config"] = {
+        "streaming": cfg,
+        "beam_size": backend.options.beam_size,
+        "threads": backend.options.threads,
+    }
     return out
 
 
@@ -99,8 +102,12 @@ def child_offline(stream: C.Stream, args) -> dict:
     from faster_whisper import WhisperModel
 
     model = WhisperModel(
-        str(args.model), device="cpu", compute_type="int8", cpu_threads=args.threads,
-        num_workers=1, local_files_only=True,
+        str(args.model),
+        device="cpu",
+        compute_type="int8",
+        cpu_threads=args.threads,
+        num_workers=1,
+        local_files_only=True,
     )
     list(model.transcribe(stream.audio[: 2 * C.SAMPLE_RATE], language=args.language)[0])  # warm-up
     busy0 = C.system_busy_seconds()
@@ -143,8 +150,12 @@ def child_peer(stream: C.Stream, args, variant: str) -> dict:
     class BenchFasterWhisperASR(FasterWhisperASR):
         def load_model(self, model_size=None, cache_dir=None, model_dir=None):
             return WhisperModel(
-                str(model_dir), device="cpu", compute_type="int8", cpu_threads=args.threads,
-                num_workers=1, local_files_only=True,
+                str(model_dir),
+                device="cpu",
+                compute_type="int8",
+                cpu_threads=args.threads,
+                num_workers=1,
+                local_files_only=True,
             )
 
         def transcribe(self, audio, init_prompt=""):
@@ -214,21 +225,31 @@ def child_peer(stream: C.Stream, args, variant: str) -> dict:
 
 def run_replay(args) -> int:
     """Feed desktop-rt exactly the batches a recorded run got (its backlog), and print the result."""
-    from desktop_rt.engine.asr.whisper import WhisperBackend, WhisperOptions
     from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
+    from desktop_rt.engine.asr.whisper import WhisperBackend, WhisperOptions
 
     report = json.loads(Path(args.replay).read_text())
     runs = report["streams"][args.stream]["systems"][OURS]
     raw = next(r["raw"] for r in runs if r["run"] == args.run)
     stream = C.build_stream(args.stream)
-    backend = WhisperBackend(args.model or report["model"], WhisperOptions(threads=args.threads or report["args"]["threads"]))
-    tr = StreamingTranscriber(backend, StreamingConfig(language=args.language or report["args"]["language"]))
+    backend = WhisperBackend(
+        args.model or report["model"],
+        WhisperOptions(threads=args.threads or report["args"]["threads"]),
+    )
+    tr = StreamingTranscriber(
+        backend, StreamingConfig(language=args.language or report["args"]["language"])
+    )
     words = C.replay(
-        stream.audio, raw["schedule"], insert=tr.insert_audio,
-        step=lambda: words_tuple(tr.process().committed), finish=lambda: words_tuple(tr.finish().committed),
+        stream.audio,
+        raw["schedule"],
+        insert=tr.insert_audio,
+        step=lambda: words_tuple(tr.process().committed),
+        finish=lambda: words_tuple(tr.finish().committed),
     )
     text = "".join(w[0] for w in words)
-    print(f"recorded: WER {C.wer(stream.reference, ''.join(w['text'] for w in raw['words'])) * 100:.1f}%")
+    print(
+        f"recorded: WER {C.wer(stream.reference, ''.join(w['text'] for w in raw['words'])) * 100:.1f}%"
+    )
     print(f"replayed: WER {C.wer(stream.reference, text) * 100:.1f}%: {text.strip()}")
     return 0
 
@@ -352,7 +373,11 @@ def render(report: dict) -> str:
         f"{m['memory_gb']} GB RAM, {m['os']}, Python {m['python']}",
         f"- Load average at start / end: {report['loadavg_start']} / {report['loadavg_end']}"
         + f"; most CPU taken by other processes during a run: {fmt(report.get('max_other_load'))} cores"
-        + ("  \n  **Busy machine: absolute numbers are noisy; rerun on a quiet one.**" if report["busy"] else ""),
+        + (
+            "  \n  **Busy machine: absolute numbers are noisy; rerun on a quiet one.**"
+            if report["busy"]
+            else ""
+        ),
         f"- Model: `{report['model']}` (CTranslate2 int8, CPU; offline and peer on {a['threads']} threads, desktop-rt on its default unless noted in its configuration below)",
         f"- Pace: {a['speed']:g}× real time, {C.CHUNK_SECONDS * 1000:.0f} ms chunks; {a['runs']} run(s) "
         f"per system and stream; each run in its own process; table cells are medians over runs",
@@ -365,7 +390,9 @@ def render(report: dict) -> str:
             "",
             f"{sdata['layout']}",
             "",
-            "| system | " + " | ".join(c[1] for c in COLUMNS) + " | words (unmatched) | max backlog s | other load (cores) |",
+            "| system | "
+            + " | ".join(c[1] for c in COLUMNS)
+            + " | words (unmatched) | max backlog s | other load (cores) |",
             "|---" * (len(COLUMNS) + 4) + "|",
         ]
         med = {}
@@ -375,10 +402,16 @@ def render(report: dict) -> str:
                 lines.append(f"| {system} | " + " | ".join("failed" for _ in COLUMNS) + " | | | |")
                 continue
             med[system] = {k: median_of(ms, k) for k, _, _ in COLUMNS}
-            med[system]["wer"] = med[system]["wer"] * 100 if med[system]["wer"] is not None else None
+            med[system]["wer"] = (
+                med[system]["wer"] * 100 if med[system]["wer"] is not None else None
+            )
             cells = [fmt(med[system][k], spec) for k, _, spec in COLUMNS]
             words = f"{median_of(ms, 'words'):.0f} ({median_of(ms, 'unmatched'):.0f})"
-            lines.append(f"| {system} | " + " | ".join(cells) + f" | {words} | {fmt(median_of(ms, 'max_backlog'))} | {fmt(median_of(ms, 'other_load'))} |")
+            lines.append(
+                f"| {system} | "
+                + " | ".join(cells)
+                + f" | {words} | {fmt(median_of(ms, 'max_backlog'))} | {fmt(median_of(ms, 'other_load'))} |"
+            )
         lines.append("")
         pairs = [(OURS, OFFLINE), (OURS, PEER), (PEER, OFFLINE)]
         pairs += [(OURS, v) for v in sorted(PEER_VARIANTS - {PEER}) if v in med]
@@ -386,14 +419,20 @@ def render(report: dict) -> str:
         if pairs:
             hdr = [c[1] for c in COLUMNS if c[0] in RATIO_KEYS]
             lines += [
-                "Ratios of medians (lower is better for " + OURS + "); WER as a difference in points:",
+                "Ratios of medians (lower is better for "
+                + OURS
+                + "); WER as a difference in points:",
                 "",
                 "| ratio | " + " | ".join(hdr) + " | WER Δ pts |",
                 "|---" * (len(hdr) + 2) + "|",
             ]
             for x, y in pairs:
                 cells = [ratio(med[x][k], med[y][k]) for k in RATIO_KEYS]
-                dw = None if med[x]["wer"] is None or med[y]["wer"] is None else med[x]["wer"] - med[y]["wer"]
+                dw = (
+                    None
+                    if med[x]["wer"] is None or med[y]["wer"] is None
+                    else med[x]["wer"] - med[y]["wer"]
+                )
                 lines.append(f"| {x} ÷ {y} | " + " | ".join(cells) + f" | {fmt(dw, '+.1f')} |")
             lines.append("")
         lines += ["Per run:", ""]
@@ -437,7 +476,11 @@ def check_targets(runs_ours: list[dict], runs_offline: list[dict]) -> dict:
     if off_wer is not None:
         diffs = [(m["wer"] - off_wer) * 100 for m in ours]
         ok = all(d <= TARGETS["wer_minus_offline_pts"] for d in diffs)
-        out["wer vs offline"] = (ok, f"≤ +{TARGETS['wer_minus_offline_pts']:g} pts: " + ", ".join(f"{d:+.1f}" for d in diffs))
+        out["wer vs offline"] = (
+            ok,
+            f"≤ +{TARGETS['wer_minus_offline_pts']:g} pts: "
+            + ", ".join(f"{d:+.1f}" for d in diffs),
+        )
     return out
 
 
@@ -450,7 +493,9 @@ def run_parent(args) -> int:
     runs = 1 if args.quick and args.runs is None else (args.runs or 3)
     peer_python = Path(args.peer_python)
     if any(s in PEER_VARIANTS for s in systems) and not peer_python.exists():
-        raise SystemExit(f"peer venv missing ({peer_python}); run bash bench/run_all.sh --setup-only")
+        raise SystemExit(
+            f"peer venv missing ({peer_python}); run bash bench/run_all.sh --setup-only"
+        )
 
     if args.model is None:
         from desktop_rt.engine.models.embedded import ensure_default_model
@@ -465,8 +510,15 @@ def run_parent(args) -> int:
         "machine": C.machine_info(),
         "loadavg_start": C.loadavg(),
         "model": args.model,
-        "args": {"speed": args.speed, "runs": runs, "threads": threads, "language": args.language,
-                 "systems": systems, "streams": streams, "quick": args.quick},
+        "args": {
+            "speed": args.speed,
+            "runs": runs,
+            "threads": threads,
+            "language": args.language,
+            "systems": systems,
+            "streams": streams,
+            "quick": args.quick,
+        },
         "streams": {},
         "configs": {},
     }
@@ -486,19 +538,35 @@ def run_parent(args) -> int:
         report["streams"][sname] = sdata
         for run in range(1, runs + 1):
             # Rotate the order each run so no system always runs first/last on a busy machine.
-            order = systems[(run - 1) % len(systems):] + systems[: (run - 1) % len(systems)]
+            order = systems[(run - 1) % len(systems) :] + systems[: (run - 1) % len(systems)]
             for system in order:
                 python = str(peer_python) if system in PEER_VARIANTS else sys.executable
-                cmd = [python, str(Path(__file__).resolve()), "--one", system, "--stream", sname, "--json",
-                       "--speed", str(args.speed), "--threads", str(threads), "--model", args.model,
-                       "--engine-threads", str(args.engine_threads)]
+                cmd = [
+                    python,
+                    str(Path(__file__).resolve()),
+                    "--one",
+                    system,
+                    "--stream",
+                    sname,
+                    "--json",
+                    "--speed",
+                    str(args.speed),
+                    "--threads",
+                    str(threads),
+                    "--model",
+                    args.model,
+                    "--engine-threads",
+                    str(args.engine_threads),
+                ]
                 if args.language:
                     cmd += ["--language", args.language]
                 log(f"[{sname}] run {run}/{runs} {system} ...")
                 limit = stream.seconds / args.speed * 6 + 300
                 entry = {"run": run}
                 try:
-                    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=limit, cwd=C.ROOT)
+                    proc = subprocess.run(
+                        cmd, capture_output=True, text=True, env=env, timeout=limit, cwd=C.ROOT
+                    )
                     if proc.returncode != 0:
                         raise RuntimeError(f"exit {proc.returncode}: {proc.stderr.strip()[-2000:]}")
                     raw = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -506,8 +574,10 @@ def run_parent(args) -> int:
                     entry["metrics"] = metrics(raw, stream, ref_words)
                     report["configs"].setdefault(system, raw.get("config"))
                     x = entry["metrics"]
-                    log(f"    median {fmt(x['median'])} s, p90 {fmt(x['p90'])} s, final {fmt(x['final'])} s, "
-                        f"WER {x['wer'] * 100:.1f}%, CPU {x['cpu_per_audio_s']:.2f} s/s, RSS {x['peak_rss_mb']:.0f} MB")
+                    log(
+                        f"    median {fmt(x['median'])} s, p90 {fmt(x['p90'])} s, final {fmt(x['final'])} s, "
+                        f"WER {x['wer'] * 100:.1f}%, CPU {x['cpu_per_audio_s']:.2f} s/s, RSS {x['peak_rss_mb']:.0f} MB"
+                    )
                 except Exception as exc:  # a failed system is reported, not fatal
                     entry["error"] = str(exc)
                     log(f"    FAILED: {str(exc)[-1500:]}")
@@ -517,11 +587,17 @@ def run_parent(args) -> int:
     report["loadavg_end"] = C.loadavg()
     report["elapsed_s"] = round(time.monotonic() - t_start, 1)
     cores = report["machine"]["usable_cores"] or 1
-    others = [r["metrics"].get("other_load") or 0.0 for sd in report["streams"].values()
-              for rs in sd["systems"].values() for r in rs if "metrics" in r]
+    others = [
+        r["metrics"].get("other_load") or 0.0
+        for sd in report["streams"].values()
+        for rs in sd["systems"].values()
+        for r in rs
+        if "metrics" in r
+    ]
     report["max_other_load"] = max(others, default=None)
     report["busy"] = bool(
-        (report["loadavg_start"] and report["loadavg_start"][0] > 0.5 * cores) or max(others, default=0.0) > 0.25
+        (report["loadavg_start"] and report["loadavg_start"][0] > 0.5 * cores)
+        or max(others, default=0.0) > 0.25
     )
 
     text = render(report)
@@ -533,28 +609,61 @@ def run_parent(args) -> int:
     md_path.write_text(text)
     json_path.write_text(json.dumps(report, indent=1, default=str))
     log(f"wrote {md_path} and {json_path} ({report['elapsed_s']:.0f} s)")
-    failed = any("error" in r for s in report["streams"].values() for rs in s["systems"].values() for r in rs)
+    failed = any(
+        "error" in r for s in report["streams"].values() for rs in s["systems"].values() for r in rs
+    )
     return 1 if failed else 0
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--quick", action="store_true", help="1 run on the short (librivox) stream only")
-    p.add_argument("--runs", type=int, default=None, help="runs per system and stream (default 3; 1 with --quick)")
-    p.add_argument("--streams", default="librivox,long", help=f"comma list of {', '.join(C.STREAM_LAYOUTS)}")
-    p.add_argument("--systems", default=",".join(DEFAULT_SYSTEMS),
-                   help=f"comma list of {OURS}, {OFFLINE}, {', '.join(sorted(PEER_VARIANTS))}")
+    p.add_argument(
+        "--runs",
+        type=int,
+        default=None,
+        help="runs per system and stream (default 3; 1 with --quick)",
+    )
+    p.add_argument(
+        "--streams", default="librivox,long", help=f"comma list of {', '.join(C.STREAM_LAYOUTS)}"
+    )
+    p.add_argument(
+        "--systems",
+        default=",".join(DEFAULT_SYSTEMS),
+        help=f"comma list of {OURS}, {OFFLINE}, {', '.join(sorted(PEER_VARIANTS))}",
+    )
     p.add_argument("--speed", type=float, default=1.0, help="pace multiplier (1 = real time)")
-    p.add_argument("--threads", type=int, default=0, help="CTranslate2 threads for offline and the peer (0: one per core)")
-    p.add_argument("--engine-threads", type=int, default=0,
-                   help="desktop-rt's inference threads (0: its default, one core fewer than the machine has)")
-    p.add_argument("--language", default=None, help="language for every system (default: auto-detect)")
-    p.add_argument("--model", default=None, help="CTranslate2 Whisper folder (default: the embedded model)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="CTranslate2 threads for offline and the peer (0: one per core)",
+    )
+    p.add_argument(
+        "--engine-threads",
+        type=int,
+        default=0,
+        help="desktop-rt's inference threads (0: its default, one core fewer than the machine has)",
+    )
+    p.add_argument(
+        "--language", default=None, help="language for every system (default: auto-detect)"
+    )
+    p.add_argument(
+        "--model", default=None, help="CTranslate2 Whisper folder (default: the embedded model)"
+    )
     p.add_argument("--peer-python", default=str(PEER_PYTHON), help="python of the peer venv")
     p.add_argument("--out", default=str(BENCH / "results"), help="where the .md and .json go")
-    p.add_argument("--render", metavar="JSON", help="only re-print the markdown report of a saved .json")
-    p.add_argument("--replay", metavar="JSON", help=f"re-run {OURS}'s recorded chunk schedule of a saved run "
-                   "without the clock (deterministic repro); pick it with --stream and --run")
+    p.add_argument(
+        "--render", metavar="JSON", help="only re-print the markdown report of a saved .json"
+    )
+    p.add_argument(
+        "--replay",
+        metavar="JSON",
+        help=f"re-run {OURS}'s recorded chunk schedule of a saved run "
+        "without the clock (deterministic repro); pick it with --stream and --run",
+    )
     p.add_argument("--run", type=int, default=1, help="run number for --replay")
     p.add_argument("--one", metavar="SYSTEM", help=argparse.SUPPRESS)  # child mode
     p.add_argument("--stream", default=C.QUICK_STREAM, help=argparse.SUPPRESS)

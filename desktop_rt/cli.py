@@ -33,7 +33,10 @@ def _run_gui(args: argparse.Namespace) -> int:
     try:
         from desktop_rt.ui.app import run_app
     except ImportError as exc:  # the window is built on top of the engine; see issue tracker
-        print(f"desktop-rt: the desktop window is not available in this build ({exc}).", file=sys.stderr)
+        print(
+            f"desktop-rt: the desktop window is not available in this build ({exc}).",
+            file=sys.stderr,
+        )
         print("Use `desktop-rt serve` or `desktop-rt transcribe FILE`.", file=sys.stderr)
         return 2
     return run_app(args)

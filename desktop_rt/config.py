@@ -19,9 +19,10 @@ import json
 import logging
 import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Literal, get_args, get_type_hints
+from typing import Any, Literal, get_args, get_type_hints
 
 from desktop_rt.engine.models.embedded import DEFAULT_MODEL_ID
 from desktop_rt.errors import DesktopRtError
@@ -130,7 +131,7 @@ class Settings:
     server: ServerSettings = field(default_factory=ServerSettings)
     window: WindowSettings = field(default_factory=WindowSettings)
 
-    def with_group(self, **groups: Any) -> "Settings":
+    def with_group(self, **groups: Any) -> Settings:
         """A copy with whole groups replaced: ``settings.with_group(vad=VadSettings(...))``."""
         return replace(self, **groups)
 
@@ -248,7 +249,9 @@ def _group_from_dict(cls: type, data: Any, group: str, warnings: list[str]) -> A
             continue
         ok, value = _coerce(data[f.name], hints[f.name], f"{group}.{f.name}", warnings)
         if not ok:
-            warnings.append(f"setting {group}.{f.name} has an invalid value {data[f.name]!r}; using the default")
+            warnings.append(
+                f"setting {group}.{f.name} has an invalid value {data[f.name]!r}; using the default"
+            )
             continue
         bounds = _BOUNDS.get((group, f.name))
         if bounds is not None and not bounds[0] <= value <= bounds[1]:

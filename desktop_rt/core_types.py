@@ -28,5 +28,5 @@ class Word:
     end: float
     probability: float = 1.0
 
-    def shifted(self, offset: float) -> "Word":
+    def shifted(self, offset: float) -> Word:
         return Word(self.text, self.start + offset, self.end + offset, self.probability)

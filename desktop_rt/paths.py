@@ -18,12 +18,18 @@ APP_NAME = "desktop-rt"
 
 def data_dir() -> Path:
     override = os.environ.get("DESKTOP_RT_DATA_DIR")
-    return Path(override) if override else Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    return (
+        Path(override) if override else Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    )
 
 
 def config_dir() -> Path:
     override = os.environ.get("DESKTOP_RT_CONFIG_DIR")
-    return Path(override) if override else Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+    return (
+        Path(override)
+        if override
+        else Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+    )
 
 
 def models_dir() -> Path:

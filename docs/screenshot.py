@@ -35,8 +35,14 @@ CLIPS = ["ss-0880", "ss-0890", "ss-0920", "ss-0870"]
 
 
 def main(out: str) -> int:
-    settings, _ = settings_from_dict({"version": 2, "audio": {"mode": "push_to_talk"}, "captions": {"font_size": 20},
-                                      "transcription": {"language": "en"}})
+    settings, _ = settings_from_dict(
+        {
+            "version": 2,
+            "audio": {"mode": "push_to_talk"},
+            "captions": {"font_size": 20},
+            "transcription": {"language": "en"},
+        }
+    )
     app = QApplication(sys.argv[:1])
     app.setApplicationName("desktop-rt")
     app.setQuitOnLastWindowClosed(False)

@@ -40,7 +40,11 @@ def _restore_library_path(var="LD_LIBRARY_PATH"):
     current = os.environ.get(var)
     if current is None or not _BUNDLE:
         return
-    kept = [p for p in current.split(os.pathsep) if p and os.path.realpath(p) != os.path.realpath(_BUNDLE)]
+    kept = [
+        p
+        for p in current.split(os.pathsep)
+        if p and os.path.realpath(p) != os.path.realpath(_BUNDLE)
+    ]
     if kept:
         os.environ[var] = os.pathsep.join(kept)
     else:

@@ -35,7 +35,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 import urllib.error
 import urllib.request
 import wave
@@ -43,6 +42,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIP = ROOT / "tests" / "data" / "ss-0880.wav"
@@ -81,12 +81,21 @@ class Report:
         lines = [
             f"bundle      {self.bundle}: {mb(self.bundle_bytes)} in {self.bundle_files} files"
             + (f"; tarball {mb(self.tarball_bytes)}" if self.tarball_bytes else ""),
-            f"version     {self.version} ({self.version_s:.2f} s for --version)" if self.version_s else "",
-            f"first start {self.first_start_s:.1f} s to a ready model on /health (assembles + loads it)" if self.first_start_s else "",
-            f"next start  {self.second_start_s:.1f} s to a ready model on /health" if self.second_start_s else "",
-            f"transcript  {self.transcript!r} (WER {self.wer:.2f}, {self.transcribe_s:.1f} s)" if self.wer is not None else "",
+            f"version     {self.version} ({self.version_s:.2f} s for --version)"
+            if self.version_s
+            else "",
+            f"first start {self.first_start_s:.1f} s to a ready model on /health (assembles + loads it)"
+            if self.first_start_s
+            else "",
+            f"next start  {self.second_start_s:.1f} s to a ready model on /health"
+            if self.second_start_s
+            else "",
+            f"transcript  {self.transcript!r} (WER {self.wer:.2f}, {self.transcribe_s:.1f} s)"
+            if self.wer is not None
+            else "",
             f"exit        codes {self.exit_codes} after SIGTERM, in {', '.join(f'{s:.1f} s' for s in self.shutdown_s)}"
-            if self.exit_codes else "",
+            if self.exit_codes
+            else "",
             "SMOKE TEST PASSED" if self.ok else f"SMOKE TEST FAILED: {self.error}",
         ]
         return "\n".join(line for line in lines if line)
@@ -134,7 +143,9 @@ def pcm16_24k_chunks(path: Path, chunk_s: float = 0.1) -> list[str]:
     with wave.open(str(path)) as w:
         check(w.getsampwidth() == 2, f"{path}: expected 16-bit PCM")
         rate, channels = w.getframerate(), w.getnchannels()
-        audio = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.float32) / 32768.0
+        audio = (
+            np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.float32) / 32768.0
+        )
     if channels > 1:
         audio = audio.reshape(-1, channels).mean(axis=1)
     if rate != 24_000:
@@ -144,7 +155,9 @@ def pcm16_24k_chunks(path: Path, chunk_s: float = 0.1) -> list[str]:
             audio = soxr.resample(audio, rate, 24_000, quality="HQ")
         except ImportError:
             n = int(round(len(audio) * 24_000 / rate))
-            audio = np.interp(np.arange(n) * rate / 24_000, np.arange(len(audio)), audio).astype(np.float32)
+            audio = np.interp(np.arange(n) * rate / 24_000, np.arange(len(audio)), audio).astype(
+                np.float32
+            )
     pcm = (np.clip(audio, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
     step = int(24_000 * chunk_s) * 2
     return [base64.b64encode(pcm[i : i + step]).decode("ascii") for i in range(0, len(pcm), step)]
@@ -157,8 +170,14 @@ class App:
         self.log_path = log_path
         self._log = open(log_path, "ab")
         self.started = time.monotonic()
-        self.proc = subprocess.Popen([str(exe)], env=env, stdout=self._log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [str(exe)],
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
     def log_text(self) -> str:
         self._log.flush()
@@ -171,7 +190,9 @@ class App:
         body: dict = {}
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise SmokeFailure(f"the app exited with code {self.proc.returncode} before /health answered")
+                raise SmokeFailure(
+                    f"the app exited with code {self.proc.returncode} before /health answered"
+                )
             try:
                 with urllib.request.urlopen(url, timeout=2) as response:
                     body = json.loads(response.read())
@@ -182,7 +203,9 @@ class App:
             if all(m.get("state") == "ready" for m in body.get("models", [])):
                 return time.monotonic() - self.started, body
             time.sleep(0.05)
-        raise SmokeFailure(f"/health did not report a ready model within {timeout:.0f} s (last: {body})")
+        raise SmokeFailure(
+            f"/health did not report a ready model within {timeout:.0f} s (last: {body})"
+        )
 
     def terminate(self) -> tuple[int, float]:
         """SIGTERM; returns (exit code, seconds to exit). Kills the group if it does not exit."""
@@ -194,7 +217,9 @@ class App:
             code = self.proc.wait(EXIT_TIMEOUT)
         except subprocess.TimeoutExpired:
             self.kill()
-            raise SmokeFailure(f"the app did not exit within {EXIT_TIMEOUT:.0f} s of SIGTERM") from None
+            raise SmokeFailure(
+                f"the app did not exit within {EXIT_TIMEOUT:.0f} s of SIGTERM"
+            ) from None
         return code, time.monotonic() - t0
 
     def kill(self) -> None:
@@ -227,25 +252,42 @@ def transcribe(port: int, clip: Path) -> tuple[str, list[str]]:
     url = f"ws://127.0.0.1:{port}/v1/realtime?intent=transcription"
     with connect(url, open_timeout=60, max_size=None) as ws:
         until(ws, "session.created")
-        ws.send(json.dumps({"type": "session.update", "session": {
-            "type": "transcription",
-            "audio": {"input": {"format": {"type": "audio/pcm", "rate": 24_000},
-                                "transcription": {"language": "en"}, "turn_detection": None}},
-        }}))
+        ws.send(
+            json.dumps(
+                {
+                    "type": "session.update",
+                    "session": {
+                        "type": "transcription",
+                        "audio": {
+                            "input": {
+                                "format": {"type": "audio/pcm", "rate": 24_000},
+                                "transcription": {"language": "en"},
+                                "turn_detection": None,
+                            }
+                        },
+                    },
+                }
+            )
+        )
         until(ws, "session.updated")
         for chunk in pcm16_24k_chunks(clip):
             ws.send(json.dumps({"type": "input_audio_buffer.append", "audio": chunk}))
         ws.send(json.dumps({"type": "input_audio_buffer.commit"}))
         committed = until(ws, "input_audio_buffer.committed")
         completed = until(ws, "conversation.item.input_audio_transcription.completed")
-        check(completed["item_id"] == committed["item_id"], "completed names another item than committed")
+        check(
+            completed["item_id"] == committed["item_id"],
+            "completed names another item than committed",
+        )
     return completed["transcript"], seen
 
 
 # --- the test -----------------------------------------------------------------------------------
 
 
-def run(bundle: Path, tarball: Path | None = None, clip: Path = CLIP, keep: Path | None = None) -> Report:
+def run(
+    bundle: Path, tarball: Path | None = None, clip: Path = CLIP, keep: Path | None = None
+) -> Report:
     report = Report(bundle=str(bundle))
     exe = bundle / "desktop-rt"
     expected_version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
@@ -262,24 +304,34 @@ def run(bundle: Path, tarball: Path | None = None, clip: Path = CLIP, keep: Path
         for name in ("desktop-rt.desktop", "desktop-rt.svg", "add-to-menu.sh", "README.txt"):
             check((bundle / name).is_file(), f"the bundle lacks {name}")
 
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "QT_", "LD_"))}
-        env.update({
-            "QT_QPA_PLATFORM": "offscreen",
-            "DESKTOP_RT_DATA_DIR": str(work / "data"),
-            "DESKTOP_RT_CONFIG_DIR": str(work / "config"),
-            "HF_HUB_OFFLINE": "1",
-            "HOME": str(work / "home"),  # nothing may fall back to the real home
-            "XDG_RUNTIME_DIR": str(work / "runtime"),
-        })
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("PYTHON", "VIRTUAL_ENV", "QT_", "LD_"))
+        }
+        env.update(
+            {
+                "QT_QPA_PLATFORM": "offscreen",
+                "DESKTOP_RT_DATA_DIR": str(work / "data"),
+                "DESKTOP_RT_CONFIG_DIR": str(work / "config"),
+                "HF_HUB_OFFLINE": "1",
+                "HOME": str(work / "home"),  # nothing may fall back to the real home
+                "XDG_RUNTIME_DIR": str(work / "runtime"),
+            }
+        )
         (work / "runtime").mkdir(mode=0o700, exist_ok=True)
 
         t0 = time.monotonic()
-        out = subprocess.run([str(exe), "--version"], env=env, capture_output=True, text=True, timeout=120)
+        out = subprocess.run(
+            [str(exe), "--version"], env=env, capture_output=True, text=True, timeout=120
+        )
         report.version_s = time.monotonic() - t0
         report.version = out.stdout.strip()
         check(out.returncode == 0, f"--version failed ({out.returncode}): {out.stderr[-2000:]}")
-        check(report.version == f"desktop-rt {expected_version}",
-              f"--version says {report.version!r}, pyproject.toml has {expected_version}")
+        check(
+            report.version == f"desktop-rt {expected_version}",
+            f"--version says {report.version!r}, pyproject.toml has {expected_version}",
+        )
 
         port = free_port()
         config = work / "config"
@@ -290,18 +342,25 @@ def run(bundle: Path, tarball: Path | None = None, clip: Path = CLIP, keep: Path
             app = App(exe, env, work / f"app-{attempt}.log")
             apps.append(app)
             started, health = app.wait_health(port, START_TIMEOUT)
-            check(health.get("version") in (None, expected_version),
-                  f"/health reports version {health.get('version')}, pyproject.toml has {expected_version}")
+            check(
+                health.get("version") in (None, expected_version),
+                f"/health reports version {health.get('version')}, pyproject.toml has {expected_version}",
+            )
             if attempt == 1:
                 report.first_start_s = started
-                check((work / "data" / "models" / "whisper-base" / "model.bin").is_file(),
-                      "the embedded model was not assembled in the data dir")
+                check(
+                    (work / "data" / "models" / "whisper-base" / "model.bin").is_file(),
+                    "the embedded model was not assembled in the data dir",
+                )
                 t0 = time.monotonic()
                 report.transcript, seen = transcribe(port, clip)
                 report.transcribe_s = time.monotonic() - t0
                 report.wer = word_error_rate(report.reference, report.transcript)
-                check(report.wer <= MAX_WER, f"transcript {report.transcript!r} is too far from "
-                                             f"{report.reference!r} (WER {report.wer:.2f})")
+                check(
+                    report.wer <= MAX_WER,
+                    f"transcript {report.transcript!r} is too far from "
+                    f"{report.reference!r} (WER {report.wer:.2f})",
+                )
             else:
                 report.second_start_s = started
             code, took = app.terminate()
@@ -309,7 +368,10 @@ def run(bundle: Path, tarball: Path | None = None, clip: Path = CLIP, keep: Path
             report.shutdown_s.append(took)
             log = app.log_text()
             check(code == 0, f"exit code {code} after SIGTERM (expected 0)")
-            check("Traceback (most recent call last)" not in log, "a Python traceback in the app's log")
+            check(
+                "Traceback (most recent call last)" not in log,
+                "a Python traceback in the app's log",
+            )
             # Informational only: while no microphone is found, the app re-initialises PortAudio
             # now and then, and sounddevice points the process's stderr at /dev/null meanwhile,
             # so any log line of that moment can vanish. Exit code 0 is the proof of the handler
@@ -317,15 +379,23 @@ def run(bundle: Path, tarball: Path | None = None, clip: Path = CLIP, keep: Path
             report.signal_logged.append("SIGTERM received" in log)
         report.ok = True
     except (SmokeFailure, OSError, subprocess.SubprocessError, TimeoutError) as exc:
-        report.error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, SmokeFailure) else str(exc)
+        report.error = (
+            f"{type(exc).__name__}: {exc}" if not isinstance(exc, SmokeFailure) else str(exc)
+        )
         for app in apps:
-            print(f"--- {app.log_path.name} (last 60 lines) ---\n" + "\n".join(app.log_text().splitlines()[-60:]),
-                  file=sys.stderr)
+            print(
+                f"--- {app.log_path.name} (last 60 lines) ---\n"
+                + "\n".join(app.log_text().splitlines()[-60:]),
+                file=sys.stderr,
+            )
     except Exception as exc:  # websockets errors and the like: still a failure with a report
         report.error = f"{type(exc).__name__}: {exc}"
         for app in apps:
-            print(f"--- {app.log_path.name} (last 60 lines) ---\n" + "\n".join(app.log_text().splitlines()[-60:]),
-                  file=sys.stderr)
+            print(
+                f"--- {app.log_path.name} (last 60 lines) ---\n"
+                + "\n".join(app.log_text().splitlines()[-60:]),
+                file=sys.stderr,
+            )
     finally:
         for app in apps:
             app.close()
@@ -339,10 +409,16 @@ def run(bundle: Path, tarball: Path | None = None, clip: Path = CLIP, keep: Path
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("bundle", nargs="?", type=Path, default=ROOT / "dist" / "desktop-rt")
-    parser.add_argument("--tarball", type=Path, default=None, help="also report this tarball's size")
-    parser.add_argument("--clip", type=Path, default=CLIP, help="a .wav with a .txt reference beside it")
+    parser.add_argument(
+        "--tarball", type=Path, default=None, help="also report this tarball's size"
+    )
+    parser.add_argument(
+        "--clip", type=Path, default=CLIP, help="a .wav with a .txt reference beside it"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the report here as JSON")
-    parser.add_argument("--keep", type=Path, default=None, help="keep data, config and logs in this folder")
+    parser.add_argument(
+        "--keep", type=Path, default=None, help="keep data, config and logs in this folder"
+    )
     args = parser.parse_args(argv)
     report = run(args.bundle.resolve(), args.tarball, args.clip, args.keep)
     print(report.summary())

@@ -70,7 +70,11 @@ def isolate(lib_dir: Path) -> list[str]:
         if not path.exists():
             continue
         needed = run(tool, "--print-needed", str(path.resolve())).split()
-        edits = [["--replace-needed", f"lib{n}.so.0", f"lib{n}{SUFFIX}.so.0"] for n in GGML if f"lib{n}.so.0" in needed]
+        edits = [
+            ["--replace-needed", f"lib{n}.so.0", f"lib{n}{SUFFIX}.so.0"]
+            for n in GGML
+            if f"lib{n}.so.0" in needed
+        ]
         if edits:
             rewrite(path, *edits)
             changed.append(f"{dep}: relinked")

@@ -51,10 +51,20 @@ def test_round_trip_keeps_every_value(tmp_path):
 
 def test_version_1_flat_file_is_migrated(tmp_path):
     path = tmp_path / "settings.json"
-    path.write_text(json.dumps({
-        "push_to_talk": False, "device": "Built-in", "font": 26, "vad_threshold": 0.6,
-        "vad_silence_ms": 700, "port": 8800, "language": "de", "colour_theme": "dark",
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "push_to_talk": False,
+                "device": "Built-in",
+                "font": 26,
+                "vad_threshold": 0.6,
+                "vad_silence_ms": 700,
+                "port": 8800,
+                "language": "de",
+                "colour_theme": "dark",
+            }
+        )
+    )
     loaded = load_settings(path)
     s = loaded.settings
     assert s.audio.mode == HANDS_FREE and s.audio.input_device == "Built-in"
@@ -80,13 +90,17 @@ def test_not_an_object_and_wrong_types_fall_back_per_field(tmp_path):
     path = tmp_path / "settings.json"
     path.write_text("[1, 2]")
     assert load_settings(path).settings == Settings()
-    path.write_text(json.dumps({
-        "version": 2,
-        "audio": {"mode": "always_on", "input_device": 3},
-        "vad": {"threshold": 5.0, "silence_ms": "long"},
-        "captions": "big",
-        "server": {"port": True, "allowed_origins": ["a", 2]},
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "version": 2,
+                "audio": {"mode": "always_on", "input_device": 3},
+                "vad": {"threshold": 5.0, "silence_ms": "long"},
+                "captions": "big",
+                "server": {"port": True, "allowed_origins": ["a", 2]},
+            }
+        )
+    )
     loaded = load_settings(path)
     assert loaded.settings.audio == AudioSettings()
     assert loaded.settings.vad.threshold == 0.95  # clamped into range

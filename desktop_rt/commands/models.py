@@ -12,9 +12,9 @@ from pathlib import Path
 from desktop_rt.engine.models.catalogue import (
     BACKENDS,
     ModelEntry,
-    ModelSource,
     ModelsConfig,
     ModelsFileError,
+    ModelSource,
     load_models_file,
     models_file_path,
     parse_option_value,
@@ -27,8 +27,14 @@ __all__ = ["add_parser", "entry_state"]
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("models", help="list, add, remove or download the models the server can serve")
-    p.add_argument("--models-file", default=None, help="the models file (default: models.toml in the config dir)")
+    p = sub.add_parser(
+        "models", help="list, add, remove or download the models the server can serve"
+    )
+    p.add_argument(
+        "--models-file",
+        default=None,
+        help="the models file (default: models.toml in the config dir)",
+    )
     verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
 
     ls = verbs.add_parser("list", help="the models and their state")
@@ -38,42 +44,89 @@ def add_parser(sub) -> None:
     add = verbs.add_parser("add", help="add (or with --replace, change) a model")
     add.add_argument("id", help="the id clients name (?model=ID or in session.update)")
     add.add_argument("--backend", choices=BACKENDS, required=True)
-    add.add_argument("--model", dest="model_path", help="whisper: the CTranslate2 folder; llama: the GGUF text model")
+    add.add_argument(
+        "--model",
+        dest="model_path",
+        help="whisper: the CTranslate2 folder; llama: the GGUF text model",
+    )
     add.add_argument("--mmproj", help="llama: the audio projector (mmproj) GGUF")
     add.add_argument("--cmd", help="command: the server to start, with ${PORT} where its port goes")
-    add.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="command: environment to add")
+    add.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="command: environment to add",
+    )
     _common(add)
     add.add_argument("--replace", action="store_true", help="replace an entry with the same id")
     add.set_defaults(func=run_add)
 
     rm = verbs.add_parser("remove", help="remove a model from the file")
     rm.add_argument("id")
-    rm.add_argument("--delete-files", action="store_true",
-                    help="also delete its folder if desktop-rt downloaded it into the models dir")
+    rm.add_argument(
+        "--delete-files",
+        action="store_true",
+        help="also delete its folder if desktop-rt downloaded it into the models dir",
+    )
     rm.set_defaults(func=run_remove)
 
-    dl = verbs.add_parser("download", help="download a model from the Hugging Face hub, verify it and add it")
+    dl = verbs.add_parser(
+        "download", help="download a model from the Hugging Face hub, verify it and add it"
+    )
     dl.add_argument("repo", help="hub repository, e.g. Systran/faster-whisper-small")
-    dl.add_argument("--id", dest="model_id", help="the id to give it (default: the repository's name)")
+    dl.add_argument(
+        "--id", dest="model_id", help="the id to give it (default: the repository's name)"
+    )
     dl.add_argument("--revision", help="branch, tag or commit (default: main)")
-    dl.add_argument("--file", dest="files", action="append", default=[], metavar="NAME",
-                    help="fetch only these files (needed for GGUF repositories: the text model and the mmproj)")
-    dl.add_argument("--sha256", action="append", default=[], metavar="NAME=HEX", help="expected sha256 of a file")
-    dl.add_argument("--backend", choices=("whisper", "llama"), help="default: llama if a .gguf is fetched")
+    dl.add_argument(
+        "--file",
+        dest="files",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="fetch only these files (needed for GGUF repositories: the text model and the mmproj)",
+    )
+    dl.add_argument(
+        "--sha256",
+        action="append",
+        default=[],
+        metavar="NAME=HEX",
+        help="expected sha256 of a file",
+    )
+    dl.add_argument(
+        "--backend", choices=("whisper", "llama"), help="default: llama if a .gguf is fetched"
+    )
     _common(dl)
     dl.set_defaults(func=run_download)
 
     lim = verbs.add_parser("limits", help="show or set the global limits")
-    lim.add_argument("--global-concurrency-limit", type=int, help="sessions at once over all models (0: no limit)")
+    lim.add_argument(
+        "--global-concurrency-limit",
+        type=int,
+        help="sessions at once over all models (0: no limit)",
+    )
     lim.add_argument("--max-loaded-models", type=int, help="models loaded at once (1 or more)")
     lim.set_defaults(func=run_limits)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ttl", type=float, default=0.0, help="unload this many seconds after its last session (0: never)")
-    p.add_argument("--concurrency-limit", type=int, default=0, help="sessions at once on it (0: no limit)")
-    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                   help="backend option, e.g. threads=4, language=en, repeat_penalty=1.1")
+    p.add_argument(
+        "--ttl",
+        type=float,
+        default=0.0,
+        help="unload this many seconds after its last session (0: never)",
+    )
+    p.add_argument(
+        "--concurrency-limit", type=int, default=0, help="sessions at once on it (0: no limit)"
+    )
+    p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="backend option, e.g. threads=4, language=en, repeat_penalty=1.1",
+    )
 
 
 def _load(args) -> ModelsConfig:
@@ -97,7 +150,11 @@ def entry_state(entry: ModelEntry) -> str:
     if entry.backend == "command":
         argv = shlex.split(entry.cmd or "")
         program = argv[0] if argv else ""
-        return "ready" if shutil.which(program) or Path(program).is_file() else f"missing: {program} not found"
+        return (
+            "ready"
+            if shutil.which(program) or Path(program).is_file()
+            else f"missing: {program} not found"
+        )
     if entry.backend == "whisper":
         try:
             check_ctranslate2_dir(Path(entry.model_path or ""))
@@ -111,13 +168,29 @@ def entry_state(entry: ModelEntry) -> str:
 def run_list(args) -> int:
     config = _load(args)
     rows = [
-        {"id": e.id, "backend": e.backend, "ttl": e.ttl, "concurrency_limit": e.concurrency_limit,
-         "state": entry_state(e), "location": e.location, "options": dict(e.options)}
+        {
+            "id": e.id,
+            "backend": e.backend,
+            "ttl": e.ttl,
+            "concurrency_limit": e.concurrency_limit,
+            "state": entry_state(e),
+            "location": e.location,
+            "options": dict(e.options),
+        }
         for e in config.entries
     ]
     if args.json:
-        print(json.dumps({"file": str(_path(args)), "global_concurrency_limit": config.global_concurrency_limit,
-                          "max_loaded_models": config.max_loaded_models, "models": rows}, indent=1))
+        print(
+            json.dumps(
+                {
+                    "file": str(_path(args)),
+                    "global_concurrency_limit": config.global_concurrency_limit,
+                    "max_loaded_models": config.max_loaded_models,
+                    "models": rows,
+                },
+                indent=1,
+            )
+        )
         return 0
     width = max(len(r["id"]) for r in rows)
     print(f"{'ID':<{width}}  BACKEND  TTL     LIMIT  STATE / LOCATION")
@@ -126,8 +199,10 @@ def run_list(args) -> int:
         limit = str(r["concurrency_limit"]) if r["concurrency_limit"] else "-"
         print(f"{r['id']:<{width}}  {r['backend']:<7}  {ttl:<6}  {limit:<5}  {r['state']}")
         print(f"{'':<{width}}  {r['location']}")
-    print(f"\nglobal_concurrency_limit = {config.global_concurrency_limit or 'none'}, "
-          f"max_loaded_models = {config.max_loaded_models}   ({_path(args)})")
+    print(
+        f"\nglobal_concurrency_limit = {config.global_concurrency_limit or 'none'}, "
+        f"max_loaded_models = {config.max_loaded_models}   ({_path(args)})"
+    )
     return 0
 
 
@@ -148,17 +223,27 @@ def _env(pairs: list[str]) -> tuple:
 def run_add(args) -> int:
     config = _load(args)
     if config.get(args.id) is not None and not args.replace:
-        raise ModelsFileError(f"There is already a model '{args.id}'. Pass --replace to change it, or pick another id.")
+        raise ModelsFileError(
+            f"There is already a model '{args.id}'. Pass --replace to change it, or pick another id."
+        )
     paths = [Path(p).expanduser().resolve() if p else None for p in (args.model_path, args.mmproj)]
     embedded = args.id == DEFAULT_MODEL_ID
     if embedded and (args.model_path or args.mmproj or args.cmd or args.backend != "whisper"):
-        raise ModelsFileError(f"'{DEFAULT_MODEL_ID}' is the embedded model: only --ttl, --concurrency-limit and "
-                              f"--option can be set for it. Give another model another id.")
+        raise ModelsFileError(
+            f"'{DEFAULT_MODEL_ID}' is the embedded model: only --ttl, --concurrency-limit and "
+            f"--option can be set for it. Give another model another id."
+        )
     entry = ModelEntry(
-        id=args.id, backend=args.backend, embedded=embedded,
-        model_path=str(paths[0]) if paths[0] else None, mmproj=str(paths[1]) if paths[1] else None,
-        cmd=args.cmd, env=_env(args.env), options=_options(args.backend, args.option),
-        ttl=args.ttl, concurrency_limit=args.concurrency_limit,
+        id=args.id,
+        backend=args.backend,
+        embedded=embedded,
+        model_path=str(paths[0]) if paths[0] else None,
+        mmproj=str(paths[1]) if paths[1] else None,
+        cmd=args.cmd,
+        env=_env(args.env),
+        options=_options(args.backend, args.option),
+        ttl=args.ttl,
+        concurrency_limit=args.concurrency_limit,
     )
     config = config.with_entry(entry)
     state = entry_state(entry)
@@ -186,11 +271,16 @@ def run_remove(args) -> int:
             shutil.rmtree(folder)
             print(f"deleted {folder}")
         else:
-            print(f"kept {folder}: desktop-rt only deletes folders it downloaded into {models_dir()}", file=sys.stderr)
+            print(
+                f"kept {folder}: desktop-rt only deletes folders it downloaded into {models_dir()}",
+                file=sys.stderr,
+            )
     return 0
 
 
-def _entry_for_download(args, model_id: str, folder: Path, names: list[str], hashes: dict[str, str]) -> ModelEntry:
+def _entry_for_download(
+    args, model_id: str, folder: Path, names: list[str], hashes: dict[str, str]
+) -> ModelEntry:
     ggufs = [n for n in names if n.lower().endswith(".gguf")]
     backend = args.backend or ("llama" if ggufs else "whisper")
     model_path, mmproj = str(folder), None
@@ -198,13 +288,20 @@ def _entry_for_download(args, model_id: str, folder: Path, names: list[str], has
         texts = [n for n in ggufs if "mmproj" not in n.lower()]
         projectors = [n for n in ggufs if "mmproj" in n.lower()]
         if len(texts) != 1:
-            raise ModelsFileError(f"Downloaded {', '.join(ggufs) or 'no .gguf'}: name exactly one GGUF text model "
-                                  f"(and its mmproj) with --file, then add it with `desktop-rt models add`.")
+            raise ModelsFileError(
+                f"Downloaded {', '.join(ggufs) or 'no .gguf'}: name exactly one GGUF text model "
+                f"(and its mmproj) with --file, then add it with `desktop-rt models add`."
+            )
         model_path = str(folder / texts[0])
         mmproj = str(folder / projectors[0]) if projectors else None
     return ModelEntry(
-        id=model_id, backend=backend, model_path=model_path, mmproj=mmproj,
-        options=_options(backend, args.option), ttl=args.ttl, concurrency_limit=args.concurrency_limit,
+        id=model_id,
+        backend=backend,
+        model_path=model_path,
+        mmproj=mmproj,
+        options=_options(backend, args.option),
+        ttl=args.ttl,
+        concurrency_limit=args.concurrency_limit,
         source=ModelSource(args.repo, args.revision, tuple(sorted(hashes.items()))),
     )
 
@@ -218,8 +315,9 @@ def run_download(args) -> int:
         raise ModelsFileError(f"There is already a model '{model_id}'; pick another id with --id.")
     sha256 = dict(item.partition("=")[::2] for item in args.sha256)
     print(f"downloading {args.repo} as {model_id} (interrupted downloads resume when run again)")
-    folder, hashes = download_model(args.repo, model_id, revision=args.revision, names=args.files or None,
-                                    sha256=sha256)
+    folder, hashes = download_model(
+        args.repo, model_id, revision=args.revision, names=args.files or None, sha256=sha256
+    )
     entry = _entry_for_download(args, model_id, folder, sorted(hashes), hashes)
     path = save_models_file(config.with_entry(entry), _path(args))
     print(f"verified {len(hashes)} files; added {model_id} ({entry.backend}) to {path}")

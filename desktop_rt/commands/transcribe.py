@@ -20,19 +20,37 @@ CHUNK_SECONDS = 0.1
 def add_parser(sub) -> None:
     p = sub.add_parser("transcribe", help="transcribe an audio file through the streaming engine")
     p.add_argument("file", help="audio file (wav, flac, mp3, ...; any rate, mono or stereo)")
-    p.add_argument("--speed", type=float, default=0.0,
-                   help="replay at N x realtime (1 = live pace); default: as fast as possible")
-    p.add_argument("--format", choices=["txt", "srt", "vtt", "json", "md"], default=None,
-                   help="output format (default: from --output's extension, else txt)")
+    p.add_argument(
+        "--speed",
+        type=float,
+        default=0.0,
+        help="replay at N x realtime (1 = live pace); default: as fast as possible",
+    )
+    p.add_argument(
+        "--format",
+        choices=["txt", "srt", "vtt", "json", "md"],
+        default=None,
+        help="output format (default: from --output's extension, else txt)",
+    )
     p.add_argument("--output", "-o", default=None, help="write the transcript to this file")
-    p.add_argument("--model", default=None,
-                   help="model id, model folder or GGUF text model (default: whisper-base)")
-    p.add_argument("--mmproj", default=None,
-                   help="audio projector (mmproj .gguf) of a GGUF speech model given with --model")
+    p.add_argument(
+        "--model",
+        default=None,
+        help="model id, model folder or GGUF text model (default: whisper-base)",
+    )
+    p.add_argument(
+        "--mmproj",
+        default=None,
+        help="audio projector (mmproj .gguf) of a GGUF speech model given with --model",
+    )
     p.add_argument("--language", default=None, help="language code, e.g. en (default: detect)")
     p.add_argument("--prompt", default=None, help="text that conditions spelling and style")
-    p.add_argument("--threads", type=int, default=0, help="CPU threads for the model (default: all cores)")
-    p.add_argument("--no-live", action="store_true", help="do not show tentative text while running")
+    p.add_argument(
+        "--threads", type=int, default=0, help="CPU threads for the model (default: all cores)"
+    )
+    p.add_argument(
+        "--no-live", action="store_true", help="do not show tentative text while running"
+    )
     p.set_defaults(func=run)
 
 
@@ -52,7 +70,7 @@ class LiveLine:
         width = 100
         text = (self._committed + tail)[-width:]
         visible_committed = text[: max(0, len(text) - len(tail))]
-        visible_tail = text[len(visible_committed):]
+        visible_tail = text[len(visible_committed) :]
         self.stream.write(f"\r\x1b[K{visible_committed}\x1b[2m{visible_tail}\x1b[0m")
         self.stream.flush()
 
@@ -63,19 +81,22 @@ class LiveLine:
 
 
 def run(args: argparse.Namespace) -> int:
+    from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
     from desktop_rt.engine.audio.codecs import load_audio_file
     from desktop_rt.engine.models.kinds import open_backend
-    from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
-    from desktop_rt.history.export import Transcript, segments_from_words, write_transcript, export
+    from desktop_rt.history.export import Transcript, export, segments_from_words, write_transcript
 
     fmt = args.format
     if fmt is None:
-        suffix = args.output.rsplit(".", 1)[-1].lower() if args.output and "." in args.output else ""
+        suffix = (
+            args.output.rsplit(".", 1)[-1].lower() if args.output and "." in args.output else ""
+        )
         fmt = suffix if suffix in ("txt", "srt", "vtt", "json", "md") else "txt"
 
     audio = load_audio_file(args.file)
-    backend = open_backend(args.model, threads=args.threads, progress=_progress_printer(),
-                           mmproj=args.mmproj)
+    backend = open_backend(
+        args.model, threads=args.threads, progress=_progress_printer(), mmproj=args.mmproj
+    )
     transcriber = StreamingTranscriber(
         backend, StreamingConfig(language=args.language, prompt=args.prompt)
     )

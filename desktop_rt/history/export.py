@@ -18,10 +18,10 @@ import os
 import re
 import secrets
 import textwrap
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
-from typing import Callable, Iterable
 
 from desktop_rt.core_types import Word
 from desktop_rt.errors import DesktopRtError
@@ -353,7 +353,9 @@ def from_json(text: str) -> Transcript:
             )
             for s in doc["segments"]
         )
-        return Transcript(segments, str(doc.get("title") or ""), doc.get("language"), doc.get("created"))
+        return Transcript(
+            segments, str(doc.get("title") or ""), doc.get("language"), doc.get("created")
+        )
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise InvalidTranscriptError(
             f"This is not a desktop-rt JSON transcript ({exc}). Open a file saved as JSON."
@@ -389,7 +391,9 @@ def export(t: Transcript, fmt: str) -> str:
     return FORMATS[_format_name(fmt)](t)
 
 
-def write_transcript(path: str | os.PathLike[str], transcript: Transcript, fmt: str | None = None) -> Path:
+def write_transcript(
+    path: str | os.PathLike[str], transcript: Transcript, fmt: str | None = None
+) -> Path:
     """Save ``transcript`` to ``path`` as ``fmt`` (default: from the file extension).
 
     The file is written to a temporary sibling and renamed over ``path`` only once complete, so

@@ -18,9 +18,9 @@ import logging
 import queue
 import sqlite3
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from desktop_rt.core_types import Word
 from desktop_rt.errors import DesktopRtError
@@ -149,7 +149,7 @@ class TranscriptStore:
         page = self._db.execute("PRAGMA page_size").fetchone()[0]
         self._db.execute(f"PRAGMA max_page_count = {max(1, int(max_bytes) // page)}")
 
-    def __enter__(self) -> "TranscriptStore":
+    def __enter__(self) -> TranscriptStore:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -171,8 +171,14 @@ class TranscriptStore:
     # ---- writes ----------------------------------------------------------------------------
 
     def begin_session(
-        self, uid: str, *, started_at: str | None = None, title: str = "", model: str | None = None,
-        language: str | None = None, mode: str | None = None,
+        self,
+        uid: str,
+        *,
+        started_at: str | None = None,
+        title: str = "",
+        model: str | None = None,
+        language: str | None = None,
+        mode: str | None = None,
     ) -> int:
         """Create the session ``uid`` if it does not exist; returns its row id."""
         self._write(
@@ -184,11 +190,21 @@ class TranscriptStore:
         return self._session_id(uid)
 
     def end_session(self, uid: str, ended_at: str | None = None) -> None:
-        self._write("ending a session", "UPDATE sessions SET ended_at = ? WHERE uid = ?", (ended_at or now_iso(), uid))
+        self._write(
+            "ending a session",
+            "UPDATE sessions SET ended_at = ? WHERE uid = ?",
+            (ended_at or now_iso(), uid),
+        )
 
     def save_turn(
-        self, uid: str, item_id: str, *, text: str | None = None, start: float | None = None,
-        end: float | None = None, completed: bool | None = None,
+        self,
+        uid: str,
+        item_id: str,
+        *,
+        text: str | None = None,
+        start: float | None = None,
+        end: float | None = None,
+        completed: bool | None = None,
     ) -> None:
         """Create or update one turn; fields left ``None`` keep their stored value."""
         session_id = self._session_id(uid)
@@ -198,13 +214,17 @@ class TranscriptStore:
             "VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE session_id = ?1), "
             "COALESCE(?3, 0), ?4, COALESCE(?5, ''), COALESCE(?6, 0)) "
             "ON CONFLICT (session_id, item_id) DO UPDATE SET "
-            "start = COALESCE(?3, start), \"end\" = COALESCE(?4, \"end\"), "
+            'start = COALESCE(?3, start), "end" = COALESCE(?4, "end"), '
             "text = COALESCE(?5, text), completed = COALESCE(?6, completed)",
             (session_id, item_id, start, end, text, None if completed is None else int(completed)),
         )
 
     def rename_session(self, session_id: int, title: str) -> None:
-        self._write("renaming a session", "UPDATE sessions SET title = ? WHERE id = ?", (title.strip(), session_id))
+        self._write(
+            "renaming a session",
+            "UPDATE sessions SET title = ? WHERE id = ?",
+            (title.strip(), session_id),
+        )
 
     def delete_session(self, session_id: int) -> None:
         self._write("deleting a session", "DELETE FROM sessions WHERE id = ?", (session_id,))
@@ -237,7 +257,9 @@ class TranscriptStore:
         return [self._session_row(r) for r in rows]
 
     def session(self, session_id: int) -> SessionRow | None:
-        rows = self._read(f"SELECT {self._SESSION_COLUMNS} FROM sessions s WHERE s.id = ?", (session_id,))
+        rows = self._read(
+            f"SELECT {self._SESSION_COLUMNS} FROM sessions s WHERE s.id = ?", (session_id,)
+        )
         return self._session_row(rows[0]) if rows else None
 
     def search(self, query: str, limit: int = 500) -> list[SessionRow]:
@@ -260,8 +282,19 @@ class TranscriptStore:
             "WHERE session_id = ? ORDER BY seq",
             (session_id,),
         )
-        return [TurnRow(r["id"], r["session_id"], r["item_id"], r["seq"], r["start"], r["end"], r["text"],
-                        bool(r["completed"])) for r in rows]
+        return [
+            TurnRow(
+                r["id"],
+                r["session_id"],
+                r["item_id"],
+                r["seq"],
+                r["start"],
+                r["end"],
+                r["text"],
+                bool(r["completed"]),
+            )
+            for r in rows
+        ]
 
     def transcript(self, session_id: int) -> Transcript:
         """The session as an export :class:`Transcript` (segments with estimated word times)."""
@@ -271,7 +304,9 @@ class TranscriptStore:
         words: list[Word] = []
         for turn in self.turns(session_id):
             words.extend(turn_words(turn))
-        return Transcript(segments_from_words(words), row.display_title, row.language, row.started_at)
+        return Transcript(
+            segments_from_words(words), row.display_title, row.language, row.started_at
+        )
 
 
 def turn_words(turn: TurnRow) -> list[Word]:

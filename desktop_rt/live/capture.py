@@ -21,13 +21,14 @@ from __future__ import annotations
 import collections
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Protocol
 
 import numpy as np
 
-from desktop_rt.engine.audio.codecs import StreamResampler, level_dbfs
 from desktop_rt.core_types import SAMPLE_RATE
+from desktop_rt.engine.audio.codecs import StreamResampler, level_dbfs
 from desktop_rt.engine.audio.sources import LOST, AudioSource, SourceStatus
 
 __all__ = ["AudioSink", "LevelReading", "TurnMark", "CaptureFeed"]
@@ -143,7 +144,9 @@ class CaptureFeed:
         self._thread.join(timeout)
         self._thread = None
 
-    def set_sink(self, sink: AudioSink | None, on_attached: Callable[[float], None] | None = None) -> None:
+    def set_sink(
+        self, sink: AudioSink | None, on_attached: Callable[[float], None] | None = None
+    ) -> None:
         """Send audio to another session from the next block on (None: nowhere).
 
         ``on_attached(clock)`` runs on the feed thread when the switch happens: ``clock`` is
@@ -235,7 +238,11 @@ class CaptureFeed:
                 if self.clock_samples >= level_due:
                     level_due = self.clock_samples + int(self._level_interval * SAMPLE_RATE)
                     if self._on_level is not None:
-                        self._on_level(LevelReading(level_dbfs(np.concatenate(level_buf)), speech_max, self.clock))
+                        self._on_level(
+                            LevelReading(
+                                level_dbfs(np.concatenate(level_buf)), speech_max, self.clock
+                            )
+                        )
                     level_buf, speech_max = [], None
             elif isinstance(item, SourceStatus):
                 if item.state == LOST:
@@ -276,7 +283,6 @@ class CaptureFeed:
                 on_attached(self.clock)
         elif cmd.name == "flush":
             cmd.value.set()
-
 
     def _audio(self, samples: np.ndarray) -> None:
         if self._hands_free or self._gate_open:

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import collections
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
-from desktop_rt.live.capture import TurnMark
 from desktop_rt.engine.protocol.events import (
     ErrorEvent,
     InputAudioBufferCleared,
@@ -34,6 +33,7 @@ from desktop_rt.engine.protocol.events import (
     TranscriptionTentative,
 )
 from desktop_rt.history.store import StoreWriter
+from desktop_rt.live.capture import TurnMark
 
 __all__ = ["CaptionTurn", "SpeechActivity", "SessionNotice", "Update", "TranscriptRecorder"]
 
@@ -86,8 +86,16 @@ class _Turn:
     sent: bool = False  # committed to the server (input_audio_buffer.committed seen)
 
     def caption(self, removed: bool = False) -> CaptionTurn:
-        return CaptionTurn(self.item_id, self.index, self.committed, self.tentative, self.final,
-                           self.start, self.end, removed)
+        return CaptionTurn(
+            self.item_id,
+            self.index,
+            self.committed,
+            self.tentative,
+            self.final,
+            self.start,
+            self.end,
+            removed,
+        )
 
 
 class TranscriptRecorder:
@@ -125,7 +133,11 @@ class TranscriptRecorder:
     @property
     def committed_text(self) -> str:
         with self._lock:
-            return " ".join(self._turns[i].committed.strip() for i in self._order if self._turns[i].committed.strip())
+            return " ".join(
+                self._turns[i].committed.strip()
+                for i in self._order
+                if self._turns[i].committed.strip()
+            )
 
     # ---- inputs -------------------------------------------------------------------------------
 
@@ -239,5 +251,11 @@ class TranscriptRecorder:
             self._began = True
             self._writer.begin_session(self.session_uid, **self._meta)
         turn.saved = True
-        self._writer.save_turn(self.session_uid, turn.item_id, text=turn.committed, start=turn.start,
-                               end=turn.end, completed=completed)
+        self._writer.save_turn(
+            self.session_uid,
+            turn.item_id,
+            text=turn.committed,
+            start=turn.start,
+            end=turn.end,
+            completed=completed,
+        )

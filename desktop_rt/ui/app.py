@@ -15,11 +15,24 @@ from PySide6.QtWidgets import QApplication
 
 from desktop_rt.config import load_settings
 from desktop_rt.errors import DesktopRtError
-from desktop_rt.ui.controller import AppController, BackendFactory, SourceFactory, default_backend, default_source
+from desktop_rt.ui.controller import (
+    AppController,
+    BackendFactory,
+    SourceFactory,
+    default_backend,
+    default_source,
+)
 from desktop_rt.ui.main_window import MainWindow
 from desktop_rt.ui.tray import AppTray
 
-__all__ = ["run_app", "build_app", "resource_path", "DesktopApp", "AUDIO_FILE_ENV", "binding_problem"]
+__all__ = [
+    "run_app",
+    "build_app",
+    "resource_path",
+    "DesktopApp",
+    "AUDIO_FILE_ENV",
+    "binding_problem",
+]
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +46,10 @@ def binding_problem() -> str | None:
     import PySide6
 
     if sys.version_info < (3, 12) and tuple(PySide6.__version_info__[:2]) == (6, 12):
-        return (f"PySide6 {PySide6.__version__} crashes on Python {sys.version.split()[0]}. "
-                "Install PySide6-Essentials 6.11 (pip install 'PySide6-Essentials<6.12') or use Python 3.12+.")
+        return (
+            f"PySide6 {PySide6.__version__} crashes on Python {sys.version.split()[0]}. "
+            "Install PySide6-Essentials 6.11 (pip install 'PySide6-Essentials<6.12') or use Python 3.12+."
+        )
     return None
 
 
@@ -74,9 +89,14 @@ def build_app(
     if not app.styleSheet():
         app.setStyleSheet(resource_path("app.qss").read_text(encoding="utf-8"))
     icon = QIcon(str(resource_path("desktop-rt.svg")))
-    controller = AppController(settings, source_factory=source_factory, backend_factory=backend_factory,
-                               history_path=history_path, persist_settings=persist_settings,
-                               owns_backend=owns_backend)
+    controller = AppController(
+        settings,
+        source_factory=source_factory,
+        backend_factory=backend_factory,
+        history_path=history_path,
+        persist_settings=persist_settings,
+        owns_backend=owns_backend,
+    )
     window = MainWindow(controller, icon)
     # Owned by the window, so the controller is deleted on the UI thread, never by a Python
     # reference dropped on an engine thread (Qt timers must die on their own thread).
@@ -108,7 +128,9 @@ def run_app(args=None) -> int:
     app.setDesktopFileName("desktop-rt")
     app.setQuitOnLastWindowClosed(False)  # quit once the last words are saved, not before
     audio_file = os.environ.get(AUDIO_FILE_ENV)
-    desktop = build_app(source_factory=_file_source_factory(audio_file) if audio_file else default_source)
+    desktop = build_app(
+        source_factory=_file_source_factory(audio_file) if audio_file else default_source
+    )
     app.setWindowIcon(desktop.window.windowIcon())
     desktop.controller.shut_down.connect(app.quit)
     _quit_on_signals(app, desktop)

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop_rt.live.capture import LevelReading
 from desktop_rt.engine.audio.sources import SourceStatus
+from desktop_rt.live.capture import LevelReading
 from desktop_rt.live.transcript_recorder import CaptionTurn, SessionNotice, SpeechActivity
 
 __all__ = ["ServerState", "StoreProblem", "SessionClosed", "EngineBridge"]

@@ -15,18 +15,18 @@ import os
 import secrets
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, Settings, save_settings
-from desktop_rt.live.capture import CaptureFeed
 from desktop_rt.engine.audio.sources import LOST, AudioSource, SoundDeviceSource, SourceStatus
-from desktop_rt.live.transcript_recorder import TranscriptRecorder
-from desktop_rt.history.store import StoreError, StoreWriter
 from desktop_rt.errors import DesktopRtError
+from desktop_rt.history.store import StoreError, StoreWriter
+from desktop_rt.live.capture import CaptureFeed
+from desktop_rt.live.transcript_recorder import TranscriptRecorder
 from desktop_rt.ui.bridge import EngineBridge, ServerState, SessionClosed, StoreProblem
 
 __all__ = ["AppController", "SourceFactory", "BackendFactory"]
@@ -151,7 +151,9 @@ class AppController(QObject):
         """Load the model and start the server (helper thread); listening starts when ready."""
         spec = self.settings.transcription.model_id
         self.bridge.publish(ServerState("starting", spec, message="Loading the speech model…"))
-        threading.Thread(target=self._start_server, args=(self.settings,), name="desktop-rt-start", daemon=True).start()
+        threading.Thread(
+            target=self._start_server, args=(self.settings,), name="desktop-rt-start", daemon=True
+        ).start()
 
     def _start_server(self, settings: Settings) -> None:
         from desktop_rt.engine.models.kinds import describe_model
@@ -165,10 +167,14 @@ class AppController(QObject):
         try:
             backend = self._backend_factory(spec)
         except (DesktopRtError, OSError, RuntimeError, ValueError) as exc:
-            self.bridge.publish(ServerState("failed", model, message=f"The speech model could not be loaded: {exc}"))
+            self.bridge.publish(
+                ServerState("failed", model, message=f"The speech model could not be loaded: {exc}")
+            )
             return
         self._server_backend = backend
-        config = ServerConfig(port=srv.port, api_key=srv.api_key, allowed_origins=srv.allowed_origins, model_id=model)
+        config = ServerConfig(
+            port=srv.port, api_key=srv.api_key, allowed_origins=srv.allowed_origins, model_id=model
+        )
         error: Exception | None = None
         for port in dict.fromkeys((srv.port, 0)):  # the chosen port, else any free one
             server = RealtimeServer(replace(config, port=port), backend)
@@ -181,7 +187,11 @@ class AppController(QObject):
             self._close_backend()
             self.bridge.publish(ServerState("failed", model, message=str(error)))
             return
-        note = f"Port {srv.port} is busy, so the server took port {server.port} instead." if port != srv.port else ""
+        note = (
+            f"Port {srv.port} is busy, so the server took port {server.port} instead."
+            if port != srv.port
+            else ""
+        )
         self.server = server
         self.bridge.publish(ServerState("ready", model, server.url, server.port, srv.api_key, note))
 
@@ -221,14 +231,20 @@ class AppController(QObject):
             return
         recorder: TranscriptRecorder
         feed = CaptureFeed(
-            source, None,
-            on_status=self.bridge.publish, on_level=self.bridge.publish,
+            source,
+            None,
+            on_status=self.bridge.publish,
+            on_level=self.bridge.publish,
             on_turn=lambda mark: recorder.turn_mark(mark),
             hands_free=settings.audio.mode == HANDS_FREE,
         )
         recorder = TranscriptRecorder(
-            uid, self.writer, model=self.server_state.model, language=settings.transcription.language,
-            mode=settings.audio.mode, stream_to_clock=feed.clock_at,
+            uid,
+            self.writer,
+            model=self.server_state.model,
+            language=settings.transcription.language,
+            mode=settings.audio.mode,
+            stream_to_clock=feed.clock_at,
         )
 
         def on_event(event) -> None:
@@ -319,13 +335,22 @@ class AppController(QObject):
         vad = settings.vad
         turn = None
         if settings.audio.mode == HANDS_FREE:
-            turn = {"type": "server_vad", "threshold": vad.threshold,
-                    "prefix_padding_ms": vad.prefix_padding_ms, "silence_duration_ms": vad.silence_ms}
-        return {"type": "transcription", "audio": {"input": {
-            "format": {"type": "audio/pcm", "rate": 16000},
-            "transcription": {"language": settings.transcription.language},
-            "turn_detection": turn,
-        }}}
+            turn = {
+                "type": "server_vad",
+                "threshold": vad.threshold,
+                "prefix_padding_ms": vad.prefix_padding_ms,
+                "silence_duration_ms": vad.silence_ms,
+            }
+        return {
+            "type": "transcription",
+            "audio": {
+                "input": {
+                    "format": {"type": "audio/pcm", "rate": 16000},
+                    "transcription": {"language": settings.transcription.language},
+                    "turn_detection": turn,
+                }
+            },
+        }
 
     # ---- settings ----------------------------------------------------------------------------
 
@@ -344,7 +369,10 @@ class AppController(QObject):
         if self._listening and old.audio.input_device != settings.audio.input_device:
             self.stop_listening()
             self.start_listening()
-        if (old.server, old.transcription.model_id) != (settings.server, settings.transcription.model_id):
+        if (old.server, old.transcription.model_id) != (
+            settings.server,
+            settings.transcription.model_id,
+        ):
             self.restart_server()
         self.settings_changed.emit(settings)
 
@@ -362,8 +390,13 @@ class AppController(QObject):
                 server.stop()
                 self._close_backend()
             if not self._shutting_down:
-                self.bridge.publish(ServerState("starting", self.settings.transcription.model_id,
-                                                message="Restarting the server…"))
+                self.bridge.publish(
+                    ServerState(
+                        "starting",
+                        self.settings.transcription.model_id,
+                        message="Restarting the server…",
+                    )
+                )
                 self._start_server(self.settings)
 
         threading.Thread(target=restart, name="desktop-rt-restart", daemon=True).start()

@@ -11,17 +11,30 @@ from dataclasses import replace
 from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QIcon, QKeyEvent
 from PySide6.QtWidgets import (
-    QAbstractSpinBox, QApplication, QButtonGroup, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
-    QMessageBox, QPlainTextEdit, QPushButton, QSpinBox, QTabWidget, QTextEdit, QVBoxLayout, QWidget,
+    QAbstractSpinBox,
+    QApplication,
+    QButtonGroup,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
 )
 
 from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, Settings
-from desktop_rt.ui.widgets.caption_view import CaptionView
 from desktop_rt.ui.controller import AppController
+from desktop_rt.ui.shortcuts import TALK_KEY, help_text, make_action
+from desktop_rt.ui.widgets.caption_view import CaptionView
 from desktop_rt.ui.widgets.history_view import HistoryView
 from desktop_rt.ui.widgets.level_meter import LevelMeter
 from desktop_rt.ui.widgets.overlay import CaptionOverlay
-from desktop_rt.ui.shortcuts import TALK_KEY, help_text, make_action
 from desktop_rt.ui.widgets.status_panel import StatusPanel
 
 __all__ = ["MainWindow"]
@@ -129,32 +142,46 @@ class MainWindow(QMainWindow):
         c = self.controller
         bar = self.menuBar()
         listen = bar.addMenu("&Listen")
-        self.listen_action = make_action(self, "listen", "Start / stop listening", c.toggle_listening)
+        self.listen_action = make_action(
+            self, "listen", "Start / stop listening", c.toggle_listening
+        )
         listen.addAction(self.listen_action)
         listen.addAction(make_action(self, "mode", "Switch mode", self._toggle_mode))
         listen.addSeparator()
         listen.addAction(make_action(self, "quit", "Quit", self.close))
         view = bar.addMenu("&View")
-        view.addAction(make_action(self, "live", "Live captions", lambda: self.tabs.setCurrentIndex(0)))
-        view.addAction(make_action(self, "history", "History", lambda: self.tabs.setCurrentIndex(1)))
+        view.addAction(
+            make_action(self, "live", "Live captions", lambda: self.tabs.setCurrentIndex(0))
+        )
+        view.addAction(
+            make_action(self, "history", "History", lambda: self.tabs.setCurrentIndex(1))
+        )
         view.addAction(make_action(self, "bigger", "Larger text", lambda: self.font_spin.stepBy(2)))
-        view.addAction(make_action(self, "smaller", "Smaller text", lambda: self.font_spin.stepBy(-2)))
-        self.overlay_action = make_action(self, "overlay", "Caption overlay", self.overlay_button.toggle)
+        view.addAction(
+            make_action(self, "smaller", "Smaller text", lambda: self.font_spin.stepBy(-2))
+        )
+        self.overlay_action = make_action(
+            self, "overlay", "Caption overlay", self.overlay_button.toggle
+        )
         view.addAction(self.overlay_action)
         view.addAction(make_action(self, "copy_all", "Copy all captions", self.copy_all))
         tools = bar.addMenu("&Tools")
         tools.addAction(make_action(self, "models", "Models…", self.open_models))
         tools.addAction(make_action(self, "settings", "Settings…", self.open_settings))
         help_menu = bar.addMenu("&Help")
-        help_menu.addAction("Keyboard shortcuts", lambda: QMessageBox.information(
-            self, "Keyboard shortcuts", help_text()))
+        help_menu.addAction(
+            "Keyboard shortcuts",
+            lambda: QMessageBox.information(self, "Keyboard shortcuts", help_text()),
+        )
         help_menu.addAction("About desktop-rt", self.show_about)
 
     def about_text(self) -> str:
         from desktop_rt import __version__
 
-        return (f"<b>desktop-rt {__version__}</b><br>Live speech-to-text that runs on this computer, "
-                f"with an OpenAI-Realtime-compatible server for other programs.")
+        return (
+            f"<b>desktop-rt {__version__}</b><br>Live speech-to-text that runs on this computer, "
+            f"with an OpenAI-Realtime-compatible server for other programs."
+        )
 
     def show_about(self) -> None:
         QMessageBox.about(self, "About desktop-rt", self.about_text())
@@ -224,10 +251,14 @@ class MainWindow(QMainWindow):
         self.hf_button.setChecked(mode == HANDS_FREE)
         hands_free = mode == HANDS_FREE
         self.talk_button.setEnabled(not hands_free and self.controller.listening)
-        self.talk_button.setText("Hands-free: just speak" if hands_free else "Hold to talk  (Space)")
+        self.talk_button.setText(
+            "Hands-free: just speak" if hands_free else "Hold to talk  (Space)"
+        )
         self.captions.setPlaceholderText(
-            "Just speak: a pause ends each turn." if hands_free else
-            "Hold Space or the Talk button, and speak.")
+            "Just speak: a pause ends each turn."
+            if hands_free
+            else "Hold Space or the Talk button, and speak."
+        )
 
     def _on_settings(self, settings: Settings) -> None:
         self.level_meter.set_threshold(settings.vad.threshold)
@@ -246,7 +277,9 @@ class MainWindow(QMainWindow):
         self.captions.set_font_size(size)
         s = self.controller.settings
         if s.captions.font_size != size:
-            self.controller.apply_settings(s.with_group(captions=replace(s.captions, font_size=size)))
+            self.controller.apply_settings(
+                s.with_group(captions=replace(s.captions, font_size=size))
+            )
 
     def _overlay_toggled(self, on: bool) -> None:
         self.overlay.setVisible(on)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -35,7 +35,9 @@ SHORTCUTS: dict[str, Shortcut] = {
 }
 
 
-def make_action(parent: QObject, name: str, label: str, slot: Callable, checkable: bool = False) -> QAction:
+def make_action(
+    parent: QObject, name: str, label: str, slot: Callable, checkable: bool = False
+) -> QAction:
     """A :class:`QAction` with the table's shortcut for ``name``, connected to ``slot``."""
     shortcut = SHORTCUTS[name]
     action = QAction(label, parent)

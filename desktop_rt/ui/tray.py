@@ -14,7 +14,9 @@ __all__ = ["AppTray"]
 class AppTray(QSystemTrayIcon):
     """Built whether or not the desktop has a tray; shown only where one exists."""
 
-    def __init__(self, controller: AppController, window: MainWindow, icon: QIcon, listening_icon: QIcon):
+    def __init__(
+        self, controller: AppController, window: MainWindow, icon: QIcon, listening_icon: QIcon
+    ):
         super().__init__(icon, window)
         self._icons = (icon, listening_icon)
         self.controller = controller
@@ -38,7 +40,10 @@ class AppTray(QSystemTrayIcon):
         self.activated.connect(self._activated)
         controller.listening_changed.connect(self._listening)
         window.overlay_button.toggled.connect(
-            lambda on: self.overlay_action.setText("Hide caption overlay" if on else "Show caption overlay"))
+            lambda on: self.overlay_action.setText(
+                "Hide caption overlay" if on else "Show caption overlay"
+            )
+        )
         self._listening(controller.listening)
         if QSystemTrayIcon.isSystemTrayAvailable():
             self.show()

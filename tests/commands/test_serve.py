@@ -8,7 +8,6 @@ import re
 import signal
 import sys
 import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -21,8 +20,13 @@ TIMEOUT = 120.0
 
 async def start_serve(*args: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "desktop_rt.cli", "serve", *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "desktop_rt.cli",
+        "serve",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
 
 
@@ -40,10 +44,14 @@ async def read_until(stream: asyncio.StreamReader, pattern: str) -> re.Match:
 async def test_serve_on_a_free_port_until_sigint(default_model_dir):
     proc = await start_serve("--port", "0")
     try:
-        match = await read_until(proc.stdout, r"desktop-rt: listening on (ws://127\.0\.0\.1:(\d+)/v1/realtime)")
+        match = await read_until(
+            proc.stdout, r"desktop-rt: listening on (ws://127\.0\.0\.1:(\d+)/v1/realtime)"
+        )
         port = int(match.group(2))
         assert port > 0
-        with await asyncio.to_thread(urllib.request.urlopen, f"http://127.0.0.1:{port}/health", None, 30) as r:
+        with await asyncio.to_thread(
+            urllib.request.urlopen, f"http://127.0.0.1:{port}/health", None, 30
+        ) as r:
             health = json.loads(r.read())
         assert health["status"] == "ok" and health["model"] == "whisper-base"
         proc.send_signal(signal.SIGINT)
@@ -70,7 +78,9 @@ async def test_serve_runs_a_gguf_pair_over_the_realtime_protocol(tmp_path):
     try:
         match = await read_until(proc.stdout, r"listening on (ws://127\.0\.0\.1:(\d+)/v1/realtime)")
         url, port = match.group(1), int(match.group(2))
-        with await asyncio.to_thread(urllib.request.urlopen, f"http://127.0.0.1:{port}/health", None, 30) as r:
+        with await asyncio.to_thread(
+            urllib.request.urlopen, f"http://127.0.0.1:{port}/health", None, 30
+        ) as r:
             assert json.loads(r.read())["model"] == text.name
         client = await open_client(url)
         await client.configure(rate=24_000, language="en")
@@ -78,7 +88,9 @@ async def test_serve_runs_a_gguf_pair_over_the_realtime_protocol(tmp_path):
         await client.append_clip(clip)
         await client.send({"type": "input_audio_buffer.commit", "final": True})
         assert await client.drain_to_close() == 1000
-        check_item_order(client.events)  # committed before completed, deltas add up to the transcript
+        check_item_order(
+            client.events
+        )  # committed before completed, deltas add up to the transcript
         (completed,) = client.of_type(COMPLETED)
         assert completed["usage"]["seconds"] == pytest.approx(7.0, abs=0.05)
         assert completed["transcript"] == "".join(e["delta"] for e in client.of_type(DELTA))

@@ -142,7 +142,9 @@ def test_segments_respect_max_chars():
 
 def test_a_single_overlong_word_is_its_own_cue():
     long = "x" * 100
-    segs = segments_from_words([Word(" a", 0, 0.1), Word(f" {long}", 0.1, 0.2), Word(" b", 0.2, 0.3)])
+    segs = segments_from_words(
+        [Word(" a", 0, 0.1), Word(f" {long}", 0.1, 0.2), Word(" b", 0.2, 0.3)]
+    )
     assert [s.text for s in segs] == ["a", long, "b"]
 
 
@@ -154,7 +156,12 @@ def test_segments_respect_max_duration():
 
 
 def test_words_without_leading_space_join_directly_and_blank_words_drop():
-    words = [Word(" Hi", 0, 0.2), Word(",", 0.2, 0.25), Word(" \n", 0.25, 0.3), Word(" 你好", 0.3, 0.5)]
+    words = [
+        Word(" Hi", 0, 0.2),
+        Word(",", 0.2, 0.25),
+        Word(" \n", 0.25, 0.3),
+        Word(" 你好", 0.3, 0.5),
+    ]
     (seg,) = segments_from_words(words)
     assert seg.text == "Hi, 你好"
     assert len(seg.words) == 3
@@ -240,9 +247,7 @@ def test_empty_transcript_gives_valid_empty_files():
 def test_vtt_header_dot_millis_and_layout():
     t = transcript((1.25, 2.5, "Hello."), (3, 4.001, "World."))
     assert to_vtt(t) == (
-        "WEBVTT\n\n"
-        "00:00:01.250 --> 00:00:02.500\nHello.\n\n"
-        "00:00:03.000 --> 00:00:04.001\nWorld.\n"
+        "WEBVTT\n\n00:00:01.250 --> 00:00:02.500\nHello.\n\n00:00:03.000 --> 00:00:04.001\nWorld.\n"
     )
 
 
@@ -272,7 +277,12 @@ def test_json_schema_and_round_trip():
     assert list(doc) == ["title", "language", "created", "text", "segments"]
     assert doc["text"] == "Hi ünï Bye."
     assert list(doc["segments"][0]) == ["start", "end", "text", "words"]
-    assert doc["segments"][0]["words"][0] == {"word": " Hi", "start": 0.0, "end": 0.501, "probability": 0.75}
+    assert doc["segments"][0]["words"][0] == {
+        "word": " Hi",
+        "start": 0.0,
+        "end": 0.501,
+        "probability": 0.75,
+    }
     assert doc["segments"][1]["end"] == 3.123 and doc["segments"][1]["words"] == []
 
     back = from_json(raw)
@@ -302,7 +312,9 @@ def test_txt_paragraphs_at_long_pauses():
 
 
 def test_markdown_title_and_timestamps():
-    t = transcript((0, 1, "Start"), (65.9, 70, "A *bold* [claim]"), (3725.4, 3730, "Late"), title="Weekly sync")
+    t = transcript(
+        (0, 1, "Start"), (65.9, 70, "A *bold* [claim]"), (3725.4, 3730, "Late"), title="Weekly sync"
+    )
     assert to_markdown(t) == (
         "# Weekly sync\n\n"
         "**[00:00]** Start\n\n"
@@ -375,7 +387,9 @@ def test_write_transcript_full_disk_leaves_no_partial_file(tiny_disk):
     target = tiny_disk / "meeting.txt"
     small = transcript((0, 1, "original content"))
     write_transcript(target, small)
-    huge = Transcript(tuple(Segment(i, i + 0.5, "lorem ipsum dolor sit amet " * 20) for i in range(200)))
+    huge = Transcript(
+        tuple(Segment(i, i + 0.5, "lorem ipsum dolor sit amet " * 20) for i in range(200))
+    )
     assert len(to_txt(huge)) > 64 * 1024
 
     with pytest.raises(ExportDiskFullError, match="disk is full") as info:
@@ -437,4 +451,6 @@ def test_any_words_give_parseable_monotonic_srt_and_vtt(words):
     _check_times(srt_cues)
     _check_times(vtt_cues)
     assert [c[:2] for c in srt_cues] == [c[:2] for c in vtt_cues]
-    assert [" ".join(vtt_unescape(c[2]).split()) for c in vtt_cues] == [" ".join(s.text.split()) for s in segments]
+    assert [" ".join(vtt_unescape(c[2]).split()) for c in vtt_cues] == [
+        " ".join(s.text.split()) for s in segments
+    ]

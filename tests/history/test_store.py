@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from desktop_rt.history.export import to_srt, to_txt
 from desktop_rt.history.store import (
     StoreDiskFullError,
     StoreError,
@@ -15,7 +16,6 @@ from desktop_rt.history.store import (
     history_path,
     turn_words,
 )
-from desktop_rt.history.export import to_srt, to_txt
 
 
 @pytest.fixture
@@ -53,7 +53,11 @@ def test_turn_order_follows_first_appearance(store):
         store.save_turn("s1", item, text=item)
     store.save_turn("s1", "b", text="b2")
     sid = store.sessions()[0].id
-    assert [(t.item_id, t.seq, t.text) for t in store.turns(sid)] == [("b", 1, "b2"), ("a", 2, "a"), ("c", 3, "c")]
+    assert [(t.item_id, t.seq, t.text) for t in store.turns(sid)] == [
+        ("b", 1, "b2"),
+        ("a", 2, "a"),
+        ("c", 3, "c"),
+    ]
 
 
 def test_begin_session_is_idempotent_and_unknown_session_is_an_error(store):
@@ -73,7 +77,9 @@ def test_browse_search_rename_delete(store):
     assert (s2.uid, s1.uid) == ("s2", "s1")  # newest first
     assert [r.uid for r in store.search("QUICK")] == ["s1"]
     assert [r.uid for r in store.search("100%")] == ["s2"]
-    assert store.search("0%_") == [] and [r.uid for r in store.search("%")] == ["s2"]  # LIKE chars are literal
+    assert store.search("0%_") == [] and [r.uid for r in store.search("%")] == [
+        "s2"
+    ]  # LIKE chars are literal
     assert len(store.search("  ")) == 2
     store.rename_session(s1.id, "  Standup  ")
     assert store.session(s1.id).display_title == "Standup"
@@ -86,7 +92,9 @@ def test_browse_search_rename_delete(store):
 
 def test_transcript_builds_timed_segments(store):
     store.begin_session("s1", language="en")
-    store.save_turn("s1", "i1", text=" Ever tried. Ever failed.", start=1.0, end=3.0, completed=True)
+    store.save_turn(
+        "s1", "i1", text=" Ever tried. Ever failed.", start=1.0, end=3.0, completed=True
+    )
     store.save_turn("s1", "i2", text=" No matter.", start=6.0, end=7.0, completed=True)
     store.save_turn("s1", "i3", text="", start=8.0)
     t = store.transcript(store.sessions()[0].id)
@@ -124,7 +132,9 @@ def test_writer_thread_reports_disk_full_once_then_retries_and_recovers(tmp_path
     path = tmp_path / "h.sqlite3"
     errors: list[StoreError] = []
     recovered = threading.Event()
-    writer = StoreWriter(path, on_error=errors.append, on_recovered=recovered.set, retry_seconds=0.05)
+    writer = StoreWriter(
+        path, on_error=errors.append, on_recovered=recovered.set, retry_seconds=0.05
+    )
     try:
         writer.begin_session("s1")
         writer.save_turn("s1", "i0", text=" before")

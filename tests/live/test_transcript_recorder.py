@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from desktop_rt.live.capture import CaptureFeed, TurnMark
+from desktop_rt.engine.audio.sources import FileAudioSource
 from desktop_rt.engine.protocol.events import (
     ErrorEvent,
     InputAudioBufferCleared,
@@ -16,9 +16,14 @@ from desktop_rt.engine.protocol.events import (
     TranscriptionDelta,
     TranscriptionTentative,
 )
-from desktop_rt.engine.audio.sources import FileAudioSource
-from desktop_rt.live.transcript_recorder import CaptionTurn, SessionNotice, SpeechActivity, TranscriptRecorder
 from desktop_rt.history.store import StoreWriter, TranscriptStore
+from desktop_rt.live.capture import CaptureFeed, TurnMark
+from desktop_rt.live.transcript_recorder import (
+    CaptionTurn,
+    SessionNotice,
+    SpeechActivity,
+    TranscriptRecorder,
+)
 
 
 @pytest.fixture
@@ -102,9 +107,14 @@ def test_errors_become_notices():
 
 def test_feed_maps_session_audio_back_to_its_clock_across_push_to_talk_gaps():
     class Sink:
-        def append(self, s): pass
-        def commit(self): pass
-        def clear(self): pass
+        def append(self, s):
+            pass
+
+        def commit(self):
+            pass
+
+        def clear(self):
+            pass
 
     source = FileAudioSource(np.zeros(16000 * 3, dtype=np.float32), pace=20.0)
     origins = []

@@ -14,8 +14,8 @@ import soxr
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.support.clips import wer  # noqa: F401  (re-exported: the server tests score transcripts with it)
 from desktop_rt.engine.audio.codecs import float_to_pcm16
+from tests.support.clips import wer  # noqa: F401  (re-exported: the server tests score transcripts with it)
 
 COMPLETED = "conversation.item.input_audio_transcription.completed"
 DELTA = "conversation.item.input_audio_transcription.delta"
@@ -35,7 +35,10 @@ def chunks_b64(samples16k: np.ndarray, rate: int = 24_000, chunk_seconds: float 
     """The clip resampled to ``rate`` as base64 PCM16 chunks, as a microphone client sends it."""
     audio = soxr.resample(samples16k, 16_000, rate, quality="HQ") if rate != 16_000 else samples16k
     step = int(rate * chunk_seconds)
-    return [base64.b64encode(float_to_pcm16(audio[i : i + step])).decode("ascii") for i in range(0, len(audio), step)]
+    return [
+        base64.b64encode(float_to_pcm16(audio[i : i + step])).decode("ascii")
+        for i in range(0, len(audio), step)
+    ]
 
 
 @dataclass
@@ -72,7 +75,10 @@ class Client:
         return self.ws.close_code
 
     async def configure(self, rate: int = 24_000, **transcription) -> dict:
-        session = {"type": "transcription", "audio": {"input": {"format": {"type": "audio/pcm", "rate": rate}}}}
+        session = {
+            "type": "transcription",
+            "audio": {"input": {"format": {"type": "audio/pcm", "rate": rate}}},
+        }
         if transcription:
             session["audio"]["input"]["transcription"] = transcription
         await self.send({"type": "session.update", "session": session})

@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 
 import numpy as np
 
-from desktop_rt.engine.audio.codecs import float_to_pcm16
 from desktop_rt.core_types import Word
+from desktop_rt.engine.audio.codecs import float_to_pcm16
 from desktop_rt.engine.protocol.events import (
     AudioChunk,
     Flush,
     to_wire,
 )
 from desktop_rt.engine.protocol.session import RealtimeSession
-
-from tests.support.clips import DATA
 
 DELTA = "conversation.item.input_audio_transcription.delta"
 COMPLETED = "conversation.item.input_audio_transcription.completed"
@@ -68,7 +65,11 @@ def append(session: RealtimeSession, raw: bytes, **extra) -> list[dict]:
 
 
 def update(session: RealtimeSession, **audio_input) -> list[dict]:
-    return send(session, type="session.update", session={"type": "transcription", "audio": {"input": audio_input}})
+    return send(
+        session,
+        type="session.update",
+        session={"type": "transcription", "audio": {"input": audio_input}},
+    )
 
 
 def types(events: list[dict]) -> list[str]:
@@ -85,7 +86,11 @@ def flushes(commands) -> list[Flush]:
 
 
 def chunk_samples(commands, item_id: str | None = None) -> int:
-    return sum(len(c.samples) for c in commands if isinstance(c, AudioChunk) and item_id in (None, c.item_id))
+    return sum(
+        len(c.samples)
+        for c in commands
+        if isinstance(c, AudioChunk) and item_id in (None, c.item_id)
+    )
 
 
 def drain(session: RealtimeSession) -> list[dict]:

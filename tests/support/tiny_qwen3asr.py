@@ -19,12 +19,25 @@ from pathlib import Path
 import gguf
 import numpy as np
 
-__all__ = ["Dims", "TINY", "QWEN3_ASR_0_6B", "SPECIAL_TOKENS", "write_pair", "write_text_model",
-           "write_mmproj"]
+__all__ = [
+    "Dims",
+    "TINY",
+    "QWEN3_ASR_0_6B",
+    "SPECIAL_TOKENS",
+    "write_pair",
+    "write_text_model",
+    "write_mmproj",
+]
 
 # Qwen3-ASR's special tokens; <|im_end|> is BOS and EOS, as convert_hf_to_gguf writes it.
-SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|audio_start|>",
-                  "<|audio_end|>", "<asr_text>"]
+SPECIAL_TOKENS = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|audio_start|>",
+    "<|audio_end|>",
+    "<asr_text>",
+]
 MERGES = ["Ġ t", "Ġ a", "h e", "i n", "Ġt he"]
 CHAT_TEMPLATE = (
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
@@ -59,16 +72,33 @@ class Dims:
 
 
 TINY = Dims()
-QWEN3_ASR_0_6B = Dims(n_embd=1024, n_layer=28, n_head=16, n_head_kv=8, head_dim=128, n_ff=3072,
-                      rope_sections=(24, 20, 20, 0), n_vocab=151936, a_embd=896, a_layer=18,
-                      a_head=14, a_ff=3584, a_conv=480, text_type="Q8_0", mmproj_type="F16",
-                      text_scale=0.02)  # a usual init scale: 28 layers at 0.3 would overflow F16
+QWEN3_ASR_0_6B = Dims(
+    n_embd=1024,
+    n_layer=28,
+    n_head=16,
+    n_head_kv=8,
+    head_dim=128,
+    n_ff=3072,
+    rope_sections=(24, 20, 20, 0),
+    n_vocab=151936,
+    a_embd=896,
+    a_layer=18,
+    a_head=14,
+    a_ff=3584,
+    a_conv=480,
+    text_type="Q8_0",
+    mmproj_type="F16",
+    text_scale=0.02,
+)  # a usual init scale: 28 layers at 0.3 would overflow F16
 
 
 def _bytes_to_unicode() -> list[str]:
     """GPT-2's printable stand-ins for the 256 byte values, in byte order."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) \
+    bs = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
         + list(range(ord("®"), ord("ÿ") + 1))
+    )
     cs = bs[:]
     n = 0
     for b in range(256):
@@ -109,8 +139,15 @@ class _Weights:
         self.rng = np.random.default_rng(seed)
         self.matrix_type = matrix_type
 
-    def add(self, name: str, shape: tuple[int, ...], *, scale: float | None = None, fill: float | None = None,
-            kind: str | None = None) -> None:
+    def add(
+        self,
+        name: str,
+        shape: tuple[int, ...],
+        *,
+        scale: float | None = None,
+        fill: float | None = None,
+        kind: str | None = None,
+    ) -> None:
         """Add tensor ``name``; ``shape`` is numpy order (the reverse of GGUF's)."""
         if fill is not None:
             data = np.full(shape, fill, dtype=np.float32)
@@ -130,8 +167,13 @@ def _put(writer: gguf.GGUFWriter, name: str, data: np.ndarray, kind: str) -> Non
         writer.add_tensor(name, data.astype(np.float32))
 
 
-def write_text_model(path: Path, dims: Dims = TINY, *, chat_template: str | None = CHAT_TEMPLATE,
-                     repeat_penalty: float | None = None) -> Path:
+def write_text_model(
+    path: Path,
+    dims: Dims = TINY,
+    *,
+    chat_template: str | None = CHAT_TEMPLATE,
+    repeat_penalty: float | None = None,
+) -> Path:
     """The ``qwen3vl`` text model (decoder + tokenizer); ``repeat_penalty`` as the converter
     writes a model's generation_config (``general.sampling.penalty_repeat``)."""
     path = Path(path)
@@ -219,7 +261,11 @@ def write_mmproj(path: Path, dims: Dims = TINY, *, projection_dim: int | None = 
     t.add("a.conv2d.3.weight", (c, c, 3, 3), scale=0.1, kind="F16")
     for k in (1, 2, 3):
         t.add(f"a.conv2d.{k}.bias", (c, 1, 1), kind="F32")
-    t.add("a.conv_out.weight", (a, c * (dims.n_mel // 8)), kind="F32" if dims.mmproj_type == "F32" else None)
+    t.add(
+        "a.conv_out.weight",
+        (a, c * (dims.n_mel // 8)),
+        kind="F32" if dims.mmproj_type == "F32" else None,
+    )
     t.add("a.position_embd.weight", (1500, a), kind="F32")
     for i in range(dims.a_layer):
         b = f"a.blk.{i}."
@@ -243,7 +289,9 @@ def write_mmproj(path: Path, dims: Dims = TINY, *, projection_dim: int | None = 
     return path
 
 
-def write_pair(folder: Path, dims: Dims = TINY, *, prefix: str = "tiny-qwen3asr") -> tuple[Path, Path]:
+def write_pair(
+    folder: Path, dims: Dims = TINY, *, prefix: str = "tiny-qwen3asr"
+) -> tuple[Path, Path]:
     """Write ``{prefix}-text.gguf`` and ``{prefix}-mmproj.gguf`` into ``folder``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -264,4 +312,10 @@ if __name__ == "__main__":  # python tests/engine/backends/tiny_qwen3asr.py OUT_
 
     out = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
     real = len(sys.argv) > 2 and sys.argv[2] == "0.6b"
-    print(write_pair(out, QWEN3_ASR_0_6B if real else TINY, prefix="qwen3asr-0.6b-random" if real else "tiny-qwen3asr"))
+    print(
+        write_pair(
+            out,
+            QWEN3_ASR_0_6B if real else TINY,
+            prefix="qwen3asr-0.6b-random" if real else "tiny-qwen3asr",
+        )
+    )

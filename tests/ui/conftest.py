@@ -14,9 +14,12 @@ def make_app(qtbot, tmp_path, whisper_backend):
     """``make_app(source, mode=...)`` -> a started :class:`DesktopApp`, shut down after the test."""
     apps: list[DesktopApp] = []
 
-    def make(source: FileAudioSource, *, mode: str = PUSH_TO_TALK, settings: Settings | None = None) -> DesktopApp:
+    def make(
+        source: FileAudioSource, *, mode: str = PUSH_TO_TALK, settings: Settings | None = None
+    ) -> DesktopApp:
         settings = settings or Settings().with_group(
-            server=ServerSettings(port=0), audio=AudioSettings(mode=mode))
+            server=ServerSettings(port=0), audio=AudioSettings(mode=mode)
+        )
         app = build_app(
             settings=settings,
             source_factory=lambda _settings: source,

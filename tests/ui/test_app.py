@@ -12,8 +12,7 @@ from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, ServerSettings, Settings
 from desktop_rt.engine.audio.sources import FileAudioSource
 from desktop_rt.history.store import TranscriptStore
 from desktop_rt.ui.app import build_app
-from tests.support.clips import read_clip, reference_text
-from tests.support.clips import DATA
+from tests.support.clips import DATA, read_clip, reference_text
 from tests.support.ui_support import word_recall
 
 pytestmark = pytest.mark.slow
@@ -56,7 +55,9 @@ def test_ui_thread_is_never_blocked_during_transcription(make_app, qtbot):
     assert len(ticks) > 300  # about 10 s of audio plus the final pass, ticking every 20 ms
     worst_wall = max(g[0] for g in gaps)
     worst_blocked = max(g[1] for g in gaps)
-    print(f"UI probe: worst gap {worst_wall:.0f} ms, of which held up by the process {worst_blocked:.0f} ms")
+    print(
+        f"UI probe: worst gap {worst_wall:.0f} ms, of which held up by the process {worst_blocked:.0f} ms"
+    )
     assert worst_blocked < 100, f"the UI thread was held up for {worst_blocked:.0f} ms"
     assert worst_wall < 1000, f"the UI thread did not run for {worst_wall:.0f} ms"
 
@@ -161,9 +162,18 @@ def test_changing_the_server_settings_restarts_it_and_listening_resumes(make_app
     settings = controller.settings
     key = Settings.new_api_key()
     controller.apply_settings(settings.with_group(server=ServerSettings(port=0, api_key=key)))
-    qtbot.waitUntil(lambda: controller.server_state.state == "ready" and controller.server_state.api_key == key
-                    and controller.listening, timeout=60_000)
-    assert "required" in app.window.status_panel.key_label.text() and not app.window.status_panel.copy_key.isHidden()
+    qtbot.waitUntil(
+        lambda: (
+            controller.server_state.state == "ready"
+            and controller.server_state.api_key == key
+            and controller.listening
+        ),
+        timeout=60_000,
+    )
+    assert (
+        "required" in app.window.status_panel.key_label.text()
+        and not app.window.status_panel.copy_key.isHidden()
+    )
     models = controller.server.http_url + "/v1/models"
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(models, timeout=10)
@@ -174,12 +184,15 @@ def test_changing_the_server_settings_restarts_it_and_listening_resumes(make_app
 
 
 def test_about_box_reports_the_packaged_version(make_app):
-    import tomllib
     from pathlib import Path
+
+    import tomllib
 
     source = FileAudioSource(DATA / "beckett.wav", pace=2.0, autoplay=False)
     app = make_app(source)
-    version = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]["version"]
+    version = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"][
+        "version"
+    ]
     help_menu = next(a.menu() for a in app.window.menuBar().actions() if a.text() == "&Help")
     assert "About desktop-rt" in [a.text() for a in help_menu.actions()]
     assert f"desktop-rt {version}" in app.window.about_text()
@@ -191,7 +204,9 @@ def test_an_audio_source_that_cannot_open_is_shown_not_raised(qtbot, tmp_path, w
 
     missing = tmp_path / "no-such-recording.wav"
     app = build_app(
-        settings=Settings().with_group(server=ServerSettings(port=0), audio=AudioSettings(mode=PUSH_TO_TALK)),
+        settings=Settings().with_group(
+            server=ServerSettings(port=0), audio=AudioSettings(mode=PUSH_TO_TALK)
+        ),
         source_factory=lambda _settings: FileAudioSource(missing),
         backend_factory=lambda _spec: whisper_backend,
         history_path=tmp_path / "history.sqlite3",
@@ -200,7 +215,9 @@ def test_an_audio_source_that_cannot_open_is_shown_not_raised(qtbot, tmp_path, w
     )
     app.start()  # the server comes up, then the app tries to listen
     try:
-        qtbot.waitUntil(lambda: "no-such-recording.wav" in app.window.status_panel.message, timeout=60_000)
+        qtbot.waitUntil(
+            lambda: "no-such-recording.wav" in app.window.status_panel.message, timeout=60_000
+        )
         assert "unavailable" in app.window.status_panel.mic_label.text()
         assert not app.controller.listening
         assert app.controller.server is not None  # the server stays up for other programs

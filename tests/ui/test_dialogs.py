@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from desktop_rt.config import HANDS_FREE, Settings, load_settings, save_settings
-from desktop_rt.live.capture import LevelReading
 from desktop_rt.engine.audio.sources import InputDevice
+from desktop_rt.live.capture import LevelReading
 from desktop_rt.ui.dialogs.settings_dialog import SettingsDialog
 
-DEVICES = [InputDevice(3, "USB Mic", "ALSA", 1, 48000.0, False), InputDevice(0, "Built-in", "ALSA", 2, 44100.0, True)]
+DEVICES = [
+    InputDevice(3, "USB Mic", "ALSA", 1, 48000.0, False),
+    InputDevice(0, "Built-in", "ALSA", 2, 44100.0, True),
+]
 
 
 def test_settings_dialog_round_trip(qtbot, tmp_path):
@@ -27,7 +30,11 @@ def test_settings_dialog_round_trip(qtbot, tmp_path):
     dialog.origins.setText("http://localhost:3000; https://example.org")
     result = dialog.result_settings()
     assert result.audio.input_device == "USB Mic" and result.audio.mode == HANDS_FREE
-    assert (result.vad.threshold, result.vad.silence_ms, result.vad.prefix_padding_ms) == (0.7, 900, 200)
+    assert (result.vad.threshold, result.vad.silence_ms, result.vad.prefix_padding_ms) == (
+        0.7,
+        900,
+        200,
+    )
     assert result.captions.font_size == 30 and result.transcription.language == "de"
     assert result.overlay.enabled and result.server.port == 9001
     assert result.server.api_key and result.server.api_key.startswith("drt-")

@@ -7,8 +7,8 @@ import json
 import pytest
 from PySide6.QtGui import QGuiApplication
 
-from desktop_rt.history.store import TranscriptStore
 from desktop_rt.history.export import FORMATS, export
+from desktop_rt.history.store import TranscriptStore
 from desktop_rt.ui.widgets.history_view import HistoryView
 
 
@@ -17,10 +17,19 @@ def history(tmp_path, qtbot):
     path = tmp_path / "history.sqlite3"
     with TranscriptStore(path) as store:
         store.begin_session("s1", started_at="2026-03-01T09:00:00+01:00", language="en")
-        store.save_turn("s1", "a", text="Ever tried. Ever failed.", start=0.2, end=3.1, completed=True)
+        store.save_turn(
+            "s1", "a", text="Ever tried. Ever failed.", start=0.2, end=3.1, completed=True
+        )
         store.save_turn("s1", "b", text="No matter.", start=5.0, end=6.0, completed=True)
         store.begin_session("s2", started_at="2026-03-02T10:00:00+01:00")
-        store.save_turn("s2", "a", text="Try again. Fail again. Fail better.", start=1.0, end=4.0, completed=True)
+        store.save_turn(
+            "s2",
+            "a",
+            text="Try again. Fail again. Fail better.",
+            start=1.0,
+            end=4.0,
+            completed=True,
+        )
     view = HistoryView(path)
     qtbot.addWidget(view)
     view.show()

@@ -8,10 +8,9 @@ from PySide6.QtCore import Qt
 
 from desktop_rt.config import HANDS_FREE
 from desktop_rt.engine.audio.sources import FileAudioSource
-from desktop_rt.history.store import TranscriptStore
 from desktop_rt.history.export import from_json, to_json, to_srt
-from tests.support.clips import read_clip, reference_text
-from tests.support.clips import DATA
+from desktop_rt.history.store import TranscriptStore
+from tests.support.clips import DATA, read_clip, reference_text
 from tests.support.ui_support import word_recall
 
 pytestmark = pytest.mark.slow
@@ -21,14 +20,18 @@ def final_turns(window):
     return [t for t in window.captions.turns() if t.final]
 
 
-def test_push_to_talk_with_the_space_bar_gives_the_transcript_in_window_and_history(make_app, qtbot):
+def test_push_to_talk_with_the_space_bar_gives_the_transcript_in_window_and_history(
+    make_app, qtbot
+):
     source = FileAudioSource(DATA / "beckett.wav", pace=2.0, autoplay=False)
     app = make_app(source)
     window, controller = app.window, app.controller
     qtbot.waitUntil(lambda: "listening" in window.status_panel.mic_label.text(), timeout=10_000)
     assert window.status_panel.server_label.text().startswith("ws://127.0.0.1:")
     tentative_seen = []
-    controller.bridge.caption.connect(lambda t: tentative_seen.append(t.tentative) if t.tentative else None)
+    controller.bridge.caption.connect(
+        lambda t: tentative_seen.append(t.tentative) if t.tentative else None
+    )
 
     window.activateWindow()
     qtbot.keyPress(window, Qt.Key.Key_Space)
@@ -74,7 +77,9 @@ def test_hands_free_splits_a_clip_with_pauses_into_turns(make_app, qtbot):
     for turn, name in zip(turns, names):
         assert word_recall(reference_text(name), turn.committed) >= 0.7, (name, turn.committed)
     assert turns[0].start < turns[1].start
-    assert turns[1].start == pytest.approx(0.5 + 2.99 + 1.5, abs=0.6)  # where the 2nd sentence begins
+    assert turns[1].start == pytest.approx(
+        0.5 + 2.99 + 1.5, abs=0.6
+    )  # where the 2nd sentence begins
 
 
 def test_device_loss_mid_turn_keeps_the_text_and_recovers(make_app, qtbot):

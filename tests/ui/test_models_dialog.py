@@ -14,7 +14,9 @@ from desktop_rt.errors import ModelError
 from desktop_rt.ui.dialogs.models_dialog import DownloadCancelled, ModelsDialog
 
 
-def copying_source(src: Path, dest_root: Path, chunk: int = 64 * 1024, gate: threading.Event | None = None):
+def copying_source(
+    src: Path, dest_root: Path, chunk: int = 64 * 1024, gate: threading.Event | None = None
+):
     """A download function that copies ``src`` (a model folder) in chunks, reporting progress.
 
     With ``gate``, it waits for the gate after the first chunk of each file (so a test can cancel
@@ -60,7 +62,9 @@ def test_lists_the_embedded_model_with_size_and_state(qtbot, models_path, defaul
     assert not dialog.remove_button.isEnabled()  # the embedded model stays
 
 
-def test_add_a_local_folder_and_a_gguf_with_its_mmproj_to_the_models_file(qtbot, models_path, default_model_dir, tmp_path):
+def test_add_a_local_folder_and_a_gguf_with_its_mmproj_to_the_models_file(
+    qtbot, models_path, default_model_dir, tmp_path
+):
     dialog = ModelsDialog(Settings(), models_path=models_path)
     qtbot.addWidget(dialog)
     with pytest.raises(ModelError):
@@ -74,7 +78,9 @@ def test_add_a_local_folder_and_a_gguf_with_its_mmproj_to_the_models_file(qtbot,
     gguf_id = dialog.add_local(gguf, mmproj)
     saved = load_models_file(models_path)
     assert saved.ids == ("whisper-base", model_id, gguf_id)
-    assert saved.get(model_id).backend == "whisper" and saved.get(model_id).model_path == str(default_model_dir)
+    assert saved.get(model_id).backend == "whisper" and saved.get(model_id).model_path == str(
+        default_model_dir
+    )
     assert saved.get(gguf_id).backend == "llama" and saved.get(gguf_id).mmproj == str(mmproj)
     rows = {e.id: e for e in dialog.entries}
     assert rows[model_id].state == "ready" and rows[model_id].usable
@@ -95,7 +101,9 @@ def test_choose_captions_model_and_language_goes_to_settings(qtbot, models_path,
     assert result.transcription.language == "en"
 
 
-def test_remove_asks_first_and_falls_back_to_the_embedded_model(qtbot, models_path, default_model_dir):
+def test_remove_asks_first_and_falls_back_to_the_embedded_model(
+    qtbot, models_path, default_model_dir
+):
     dialog = ModelsDialog(Settings(), models_path=models_path)
     qtbot.addWidget(dialog)
     model_id = dialog.add_local(default_model_dir)
@@ -112,30 +120,47 @@ def test_remove_asks_first_and_falls_back_to_the_embedded_model(qtbot, models_pa
     assert dialog.result_settings().transcription.model_id == "whisper-base"
 
 
-def test_download_shows_progress_and_adds_the_model(qtbot, models_path, default_model_dir, tmp_path):
+def test_download_shows_progress_and_adds_the_model(
+    qtbot, models_path, default_model_dir, tmp_path
+):
     dest = tmp_path / "models"
-    dialog = ModelsDialog(Settings(), models_path=models_path,
-                          download_fn=copying_source(default_model_dir, dest, chunk=8 << 20))
+    dialog = ModelsDialog(
+        Settings(),
+        models_path=models_path,
+        download_fn=copying_source(default_model_dir, dest, chunk=8 << 20),
+    )
     qtbot.addWidget(dialog)
     seen = []
     dialog.progress.valueChanged.connect(seen.append)
     with qtbot.waitSignal(dialog.download_done, timeout=60_000) as done:
         dialog.start_download("Systran/faster-whisper-base", "whisper-base-copy")
-        assert dialog.downloading and not dialog.progress.isHidden() and not dialog.cancel_button.isHidden()
+        assert (
+            dialog.downloading
+            and not dialog.progress.isHidden()
+            and not dialog.cancel_button.isHidden()
+        )
     assert done.args == ["whisper-base-copy"]
     assert seen and max(seen) == 1000  # the bar reached the end of a file
     qtbot.waitUntil(lambda: not dialog.downloading)
     assert dialog.progress.isHidden() and dialog.download_button.isEnabled()
     entry = load_models_file(models_path).get("whisper-base-copy")
-    assert entry.model_path == str(dest / "whisper-base-copy") and entry.source.repo == "Systran/faster-whisper-base"
+    assert (
+        entry.model_path == str(dest / "whisper-base-copy")
+        and entry.source.repo == "Systran/faster-whisper-base"
+    )
     assert {e.id: e for e in dialog.entries}["whisper-base-copy"].state == "ready"
 
 
-def test_cancel_stops_the_download_and_adds_nothing(qtbot, models_path, default_model_dir, tmp_path):
+def test_cancel_stops_the_download_and_adds_nothing(
+    qtbot, models_path, default_model_dir, tmp_path
+):
     gate = threading.Event()
     dest = tmp_path / "models"
-    dialog = ModelsDialog(Settings(), models_path=models_path,
-                          download_fn=copying_source(default_model_dir, dest, gate=gate))
+    dialog = ModelsDialog(
+        Settings(),
+        models_path=models_path,
+        download_fn=copying_source(default_model_dir, dest, gate=gate),
+    )
     qtbot.addWidget(dialog)
     with qtbot.waitSignal(dialog.progress.valueChanged, timeout=30_000):
         dialog.start_download("Systran/faster-whisper-base", "partial")
@@ -150,8 +175,11 @@ def test_cancel_stops_the_download_and_adds_nothing(qtbot, models_path, default_
 
 
 def test_a_failed_download_says_why(qtbot, models_path, tmp_path):
-    dialog = ModelsDialog(Settings(), models_path=models_path,
-                          download_fn=copying_source(tmp_path / "nowhere", tmp_path / "models"))
+    dialog = ModelsDialog(
+        Settings(),
+        models_path=models_path,
+        download_fn=copying_source(tmp_path / "nowhere", tmp_path / "models"),
+    )
     qtbot.addWidget(dialog)
     with qtbot.waitSignal(dialog.download_failed, timeout=30_000) as failed:
         dialog.start_download("someone/missing-model")

@@ -28,5 +28,7 @@ def test_void_calls_do_not_use_up_references_to_none(qtbot):
         painter.setBrush(QColor("red"))
     after = sys.getrefcount(None)
     painter.end()
-    assert after - before > -100, "this PySide6 build leaks references to None: pin PySide6-Essentials<6.12"
+    assert after - before > -100, (
+        "this PySide6 build leaks references to None: pin PySide6-Essentials<6.12"
+    )
     assert binding_problem() is None

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from PySide6.QtGui import QGuiApplication
 
-from desktop_rt.live.capture import LevelReading
 from desktop_rt.engine.audio.sources import LOST, OPEN, SourceStatus
+from desktop_rt.live.capture import LevelReading
 from desktop_rt.live.transcript_recorder import CaptionTurn
 from desktop_rt.ui.bridge import ServerState
+from desktop_rt.ui.shortcuts import SHORTCUTS, help_text
 from desktop_rt.ui.widgets.caption_view import CaptionView
 from desktop_rt.ui.widgets.level_meter import LevelMeter
 from desktop_rt.ui.widgets.overlay import CaptionOverlay
-from desktop_rt.ui.shortcuts import SHORTCUTS, help_text
 from desktop_rt.ui.widgets.status_panel import StatusPanel
 
 
@@ -110,7 +110,9 @@ def test_level_meter_repaints_from_its_timer_and_shows_the_threshold(qtbot):
 def test_status_panel_shows_server_key_mic_clients_and_errors(qtbot):
     panel = StatusPanel()
     qtbot.addWidget(panel)
-    panel.set_server(ServerState("ready", "whisper-base", "ws://127.0.0.1:8777/v1/realtime", 8777, "sekrit"))
+    panel.set_server(
+        ServerState("ready", "whisper-base", "ws://127.0.0.1:8777/v1/realtime", 8777, "sekrit")
+    )
     assert "ready" in panel.model_label.text() and "8777" in panel.server_label.text()
     assert "required" in panel.key_label.text() and not panel.copy_key.isHidden()
     panel.copy_url.click()
@@ -119,7 +121,9 @@ def test_status_panel_shows_server_key_mic_clients_and_errors(qtbot):
     assert QGuiApplication.clipboard().text() == "sekrit"
     panel.set_server(ServerState("ready", "whisper-base", "ws://x", 1, None))
     assert "not required" in panel.key_label.text() and panel.copy_key.isHidden()
-    panel.set_mic(SourceStatus(LOST, "USB mic", "The microphone “USB mic” stopped delivering sound."))
+    panel.set_mic(
+        SourceStatus(LOST, "USB mic", "The microphone “USB mic” stopped delivering sound.")
+    )
     assert "unavailable" in panel.mic_label.text() and "stopped delivering" in panel.message
     panel.set_mic(SourceStatus(OPEN, "USB mic"))
     assert "listening" in panel.mic_label.text() and panel.message == ""  # recovered: message gone
@@ -158,7 +162,9 @@ def test_caption_view_keeps_only_the_last_turns_on_screen(qtbot):
         view.show_turn(CaptionTurn(f"t{i}", i, f"Turn {i}.", final=True))
     assert view.toPlainText() == "Turn 3.\nTurn 4.\nTurn 5."
     assert [t.item_id for t in view.turns()] == ["t3", "t4", "t5"]
-    view.show_turn(CaptionTurn("t1", 1, "Turn 1, late update.", final=True))  # scrolled off: stays off
+    view.show_turn(
+        CaptionTurn("t1", 1, "Turn 1, late update.", final=True)
+    )  # scrolled off: stays off
     view.show_turn(CaptionTurn("t4", 4, "Turn 4 revised.", final=True))
     assert view.toPlainText() == "Turn 3.\nTurn 4 revised.\nTurn 5."
     view.show_turn(CaptionTurn("t6", 6, "Turn", " six"))

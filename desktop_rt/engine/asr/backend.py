@@ -1,19 +1,44 @@
-"""The contract every speech backend fulfils.
+"""The contract every speech backend fulfils, and the traits it declares.
 
 A backend turns one window of 16 kHz mono float32 audio into timed words. It keeps no state
 between calls that changes the result (the streaming layer owns all streaming state), so the
-same window and prompt always give the same words.
+same window, prompt and prefix always give the same words. How the streaming engine should
+drive it (update pace, block grid, forced prefix) is declared once in :attr:`AsrBackend.traits`;
+nobody probes a backend for optional attributes.
 """
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from desktop_rt.core_types import Word
 
-__all__ = ["AsrBackend"]
+__all__ = ["AsrBackend", "BackendTraits", "DetectedLanguage"]
+
+DetectedLanguage = tuple[str, float]
+"""A language a backend detected: ``(ISO code, probability)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class BackendTraits:
+    """How a backend wants to be streamed.
+
+    - ``min_update_seconds``: the least new audio worth a streaming update (0: as often as the
+      streaming engine likes).
+    - ``update_grid_seconds``: the backend encodes a window in blocks this long from its start
+      and keeps the ones it encoded; streaming then hears whole blocks (``None``: no grid).
+    - ``forces_prefix``: ``transcribe(prefix=...)`` prefills that text as the start of its
+      output and returns only the words after it.
+    """
+
+    min_update_seconds: float = 0.0
+    update_grid_seconds: float | None = None
+    forces_prefix: bool = False
+
 
 @runtime_checkable
 class AsrBackend(Protocol):
@@ -23,25 +48,29 @@ class AsrBackend(Protocol):
     def name(self) -> str:
         """Model id shown to users and clients."""
 
+    @property
+    def traits(self) -> BackendTraits:
+        """How the streaming engine should drive this backend."""
+
+    @property
+    def detected_language(self) -> DetectedLanguage | None:
+        """What the last ``transcribe`` given no language detected, or ``None``."""
+
     def transcribe(
         self,
         audio: np.ndarray,
         *,
         prompt: str | None = None,
         language: str | None = None,
+        prefix: str | None = None,
     ) -> Sequence[Word]:
         """Transcribe ``audio`` (float32, mono, 16 kHz) and return its words in order.
 
         ``prompt`` is text that came just before the window (it conditions spelling and
-        style); ``language`` is an ISO code or ``None`` to detect it.
+        style); ``language`` is an ISO code or ``None`` to detect it. ``prefix`` is text the
+        window's speech starts with; only a backend whose traits say ``forces_prefix`` is given
+        one, and it returns only the words after it.
         """
 
     def close(self) -> None:
         """Free the model. The backend is unusable afterwards."""
-
-    # Optional: ``min_update_seconds`` (float), the least new audio worth a streaming update on
-    # this backend; StreamingTranscriber waits for at least that much. ``update_grid_seconds``
-    # (float or None): the backend encodes a window in blocks this long from its start and keeps
-    # the ones it encoded; StreamingTranscriber then hears whole blocks. ``detected_language``
-    # (``(code, probability)`` or None): what the last ``transcribe`` detected when it was
-    # given no language; StreamingTranscriber then passes it on instead of detecting again.

@@ -13,7 +13,7 @@ its tokens (punctuation tokens do not count: agreement ignores punctuation too).
 from __future__ import annotations
 
 import re
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -52,7 +52,9 @@ class SpellingFolder:
         return float(weights[members].sum() / weights.sum())
 
 
-def word_probabilities(words: Sequence[str], tokens: Sequence[tuple[str, float]]) -> list[float | None]:
+def word_probabilities(
+    words: Sequence[str], tokens: Sequence[tuple[str, float]]
+) -> list[float | None]:
     """For each word, the lowest folded probability of the word-bearing tokens that spell it.
 
     ``tokens`` are ``(text, probability)`` in order and must spell exactly ``"".join(words)``;

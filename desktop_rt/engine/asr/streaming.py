@@ -69,18 +69,23 @@ one before).
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
 from desktop_rt.core_types import SAMPLE_RATE, Word
-
 from desktop_rt.engine.asr.backend import AsrBackend
 from desktop_rt.engine.asr.spelling import normalize_word
 from desktop_rt.engine.audio.vad import FRAME_SECONDS, FrameVad, SpeechProbability
 
-__all__ = ["StreamingConfig", "StreamUpdate", "StreamingTranscriber", "normalize_word", "drop_runaway"]
+__all__ = [
+    "StreamingConfig",
+    "StreamUpdate",
+    "StreamingTranscriber",
+    "normalize_word",
+    "drop_runaway",
+]
 
 _SENTENCE_END = (".", "?", "!", "…")
 
@@ -88,9 +93,13 @@ _SENTENCE_END = (".", "?", "!", "…")
 _REPEAT_WORDS = 16  # how far back a hypothesis may repeat the committed words
 MAX_WORDS_PER_SECOND = 7.0  # fast speech is 4-5; more is a decoder loop
 _EDGE = 0.02  # a word ending this close after the window start lies before it (the start is rounded to a sample)
-_COMMIT_SLACK = 0.1  # a word starting this close before the last committed end is a committed word heard again
+_COMMIT_SLACK = (
+    0.1  # a word starting this close before the last committed end is a committed word heard again
+)
 _PREFIX_MARGIN = 1.0  # committed words ending this close before the window start are forced too (see _window_prefix)
-_LANGUAGE_SURE = 0.6  # a detected language this probable is kept for the stream (see _language_for_pass)
+_LANGUAGE_SURE = (
+    0.6  # a detected language this probable is kept for the stream (see _language_for_pass)
+)
 
 
 def drop_runaway(words: Sequence[Word], duration: float) -> list[Word]:
@@ -112,8 +121,13 @@ def drop_runaway(words: Sequence[Word], duration: float) -> list[Word]:
         skipped = False
         for n in range(_REPEAT_WORDS, 0, -1):
             limit = 4 if n == 1 else 2 if n <= 6 else 1
-            if len(out_norm) >= n * limit and norm[i : i + n] == out_norm[-n:] and all(
-                out_norm[-n * (k + 1) : len(out_norm) - n * k] == out_norm[-n:] for k in range(limit)
+            if (
+                len(out_norm) >= n * limit
+                and norm[i : i + n] == out_norm[-n:]
+                and all(
+                    out_norm[-n * (k + 1) : len(out_norm) - n * k] == out_norm[-n:]
+                    for k in range(limit)
+                )
             ):
                 i += n
                 skipped = True
@@ -194,17 +208,13 @@ class StreamingTranscriber:
     ):
         self.backend = backend
         self.config = config
-        # A backend may say how much new audio an update is worth (``min_update_seconds``: the
-        # GGUF backend cannot afford Whisper's pace); updates wait for at least that much.
-        self._backend_chunk = float(getattr(backend, "min_update_seconds", 0.0))
-        # A backend that encodes audio in blocks from the window's start (``update_grid_seconds``,
-        # the GGUF one) hears whole blocks: see _grid_pass_due.
-        grid = getattr(backend, "update_grid_seconds", None)
-        self._grid = float(grid) if grid else None
-        self._grid_step = self._grid * max(1, round(self._backend_chunk / self._grid)) if self._grid else None
-        # A backend that forces the committed words still in the window as the start of its
-        # output (``accepts_prefix``) returns only the words after them: see _window_prefix.
-        self._forces_prefix = bool(getattr(backend, "accepts_prefix", False))
+        traits = backend.traits
+        self._backend_chunk = traits.min_update_seconds  # least new audio an update is worth
+        self._grid = traits.update_grid_seconds or None  # whole blocks: see _grid_pass_due
+        self._grid_step = (
+            self._grid * max(1, round(self._backend_chunk / self._grid)) if self._grid else None
+        )
+        self._forces_prefix = traits.forces_prefix  # committed words are forced: _window_prefix
         self._segment_begin = 0.0  # stream time the current segment's window began
         self._language = config.language
         # With no language set: the one the backend detected on this stream, and whether this
@@ -224,11 +234,15 @@ class StreamingTranscriber:
         self._history: list[tuple[list[Word], bool]] = []
         self._trimmed = False  # the window has been trimmed since the segment began
         self._tentative: tuple[Word, ...] = ()
-        self._hypothesis_end: float | None = None  # stream time the latest hypothesis's window ended
+        self._hypothesis_end: float | None = (
+            None  # stream time the latest hypothesis's window ended
+        )
         self._speech_start: float | None = None  # first speech frame since the gate last closed
         self._last_speech_end = 0.0
         self.inferences = 0
-        self.rehearings = 0  # passes run again on a window cut where committed words end (see _transcribe)
+        self.rehearings = (
+            0  # passes run again on a window cut where committed words end (see _transcribe)
+        )
 
     # -- settings -------------------------------------------------------------------------
     def set_language(self, language: str | None) -> None:
@@ -285,8 +299,11 @@ class StreamingTranscriber:
                     update = self._update()
                     self._new_samples = pending
                     return update
-            elif (cfg.pause_hint_seconds is not None and now - self._last_speech_end >= cfg.pause_hint_seconds
-                  and self._closing_pass_allowed()):
+            elif (
+                cfg.pause_hint_seconds is not None
+                and now - self._last_speech_end >= cfg.pause_hint_seconds
+                and self._closing_pass_allowed()
+            ):
                 # Speech has stopped: the closing pass is less than a pad away if it stays
                 # stopped, and the regular pace resumes at once if it does not.
                 return StreamUpdate((), self._tentative)
@@ -295,8 +312,13 @@ class StreamingTranscriber:
         # The quick pace is for a segment's start; a window the trim left short has the text
         # before it as prompt and goes at the normal pace (it still needs the stricter agreement).
         onset = not self._trimmed and self.buffered_seconds < cfg.min_agree_seconds
-        chunk = max(cfg.onset_chunk_seconds if onset else cfg.min_chunk_seconds, self._backend_chunk)
-        if self._new_samples < chunk * SAMPLE_RATE or self.buffered_seconds < cfg.min_window_seconds:
+        chunk = max(
+            cfg.onset_chunk_seconds if onset else cfg.min_chunk_seconds, self._backend_chunk
+        )
+        if (
+            self._new_samples < chunk * SAMPLE_RATE
+            or self.buffered_seconds < cfg.min_window_seconds
+        ):
             return StreamUpdate((), self._tentative)
         return self._update()
 
@@ -323,9 +345,15 @@ class StreamingTranscriber:
         Trims cut the window on the grid too (:meth:`_cut_window`).
         """
         if self._vad is not None and self._speech_start is not None:
-            self._drop_before(self._speech_start - self.config.speech_pad_seconds)  # the window's start
+            self._drop_before(
+                self._speech_start - self.config.speech_pad_seconds
+            )  # the window's start
         step = self._grid_step
-        heard = 0.0 if self._hypothesis_end is None else max(0.0, self._hypothesis_end - self._buffer_start)
+        heard = (
+            0.0
+            if self._hypothesis_end is None
+            else max(0.0, self._hypothesis_end - self._buffer_start)
+        )
         due = int(self.buffered_seconds / step + 1e-6)
         return due > int(heard / step + 1e-6) and due * step >= self.config.min_window_seconds
 
@@ -356,7 +384,10 @@ class StreamingTranscriber:
 
     def _heard_to(self, t: float) -> bool:
         """Whether the latest hypothesis was made on a window reaching stream time ``t``."""
-        return self._hypothesis_end is not None and self._hypothesis_end >= min(t, self.audio_seconds) - 1e-6
+        return (
+            self._hypothesis_end is not None
+            and self._hypothesis_end >= min(t, self.audio_seconds) - 1e-6
+        )
 
     def _finalize(self, until: float | None) -> StreamUpdate:
         committed: list[Word] = []
@@ -419,7 +450,11 @@ class StreamingTranscriber:
         self._new_samples = 0
         size = len(self._buffer)
         if self._grid is not None and not final:
-            size = int(self.buffered_seconds / self._grid + 1e-6) * int(round(self._grid * SAMPLE_RATE)) or size
+            size = (
+                int(self.buffered_seconds / self._grid + 1e-6)
+                * int(round(self._grid * SAMPLE_RATE))
+                or size
+            )
         self._hypothesis_end = self._buffer_start + size / SAMPLE_RATE
         heard = self._hear(size)
         if not self._forces_prefix and self._misheard_committed(heard):
@@ -445,7 +480,9 @@ class StreamingTranscriber:
         self.inferences += 1
         language = self._language_for_pass()
         extra = {"prefix": self._window_prefix()} if self._forces_prefix else {}
-        words = self.backend.transcribe(self._buffer[:size], prompt=self._prompt(), language=language, **extra)
+        words = self.backend.transcribe(
+            self._buffer[:size], prompt=self._prompt(), language=language, **extra
+        )
         if language is None:
             self._learn_language()
         words = drop_runaway(words, size / SAMPLE_RATE)
@@ -467,9 +504,13 @@ class StreamingTranscriber:
         return None
 
     def _learn_language(self) -> None:
-        found = getattr(self.backend, "detected_language", None)
+        found = self.backend.detected_language
         # Only a long enough window, and a sure detection, counts; else detect again next pass.
-        if found and found[1] >= _LANGUAGE_SURE and self.buffered_seconds >= self.config.min_agree_seconds:
+        if (
+            found
+            and found[1] >= _LANGUAGE_SURE
+            and self.buffered_seconds >= self.config.min_agree_seconds
+        ):
             self._detected, self._segment_language_checked = found[0], True
 
     def _misheard_committed(self, heard: Sequence[Word]) -> bool:
@@ -479,10 +520,18 @@ class StreamingTranscriber:
         "cold" + "-hearted" matches "cold-hearted"); words only one side has (at the edges of
         the committed stretch, where times are least exact) do not count.
         """
-        committed = [k for k in (normalize_word(w.text) for w in self._context if self._inside_window(w)) if k]
+        committed = [
+            k
+            for k in (normalize_word(w.text) for w in self._context if self._inside_window(w))
+            if k
+        ]
         if not committed:
             return False
-        again = [k for k in (normalize_word(w.text) for w in heard if not self._after_commit_point(w)) if k]
+        again = [
+            k
+            for k in (normalize_word(w.text) for w in heard if not self._after_commit_point(w))
+            if k
+        ]
         matcher = difflib.SequenceMatcher(None, committed, again, autojunk=False)
         return any(
             tag == "replace" and "".join(committed[i1:i2]) != "".join(again[j1:j2])
@@ -517,7 +566,11 @@ class StreamingTranscriber:
     def _fresh(self, words: Sequence[Word]) -> list[Word]:
         """Words of a hypothesis that are not already committed."""
         # After a forced prefix every word is new; else the committed ones are heard again.
-        fresh = list(words) if self._forces_prefix else [w for w in words if self._after_commit_point(w)]
+        fresh = (
+            list(words)
+            if self._forces_prefix
+            else [w for w in words if self._after_commit_point(w)]
+        )
         # A repeat of the committed tail right at the commit point is the same words heard
         # again (or a decoder loop: "X. X." on a window the endpoint cut); further away it is
         # speech that really repeats ("... he was. He was not").
@@ -537,12 +590,18 @@ class StreamingTranscriber:
         strict = onset or (bool(history) and history[-1][1])
         need = max(2, cfg.onset_agreement) if strict else 2
         others = [h[0] for h in history[-(need - 1) :]] if len(history) >= need - 1 else []
-        latest_floor = cfg.onset_min_probability if cfg.onset_latest_probability is None else cfg.onset_latest_probability
+        latest_floor = (
+            cfg.onset_min_probability
+            if cfg.onset_latest_probability is None
+            else cfg.onset_latest_probability
+        )
         agreed = 0
         while others and agreed < len(hypothesis):
             word = hypothesis[agreed]
             same = [o[agreed] for o in others if agreed < len(o)]
-            if len(same) < len(others) or any(normalize_word(w.text) != normalize_word(word.text) for w in same):
+            if len(same) < len(others) or any(
+                normalize_word(w.text) != normalize_word(word.text) for w in same
+            ):
                 break
             if strict and (
                 min(w.probability for w in [word, *same]) < cfg.onset_min_probability

@@ -13,15 +13,16 @@ stock behaviour.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from desktop_rt.core_types import SAMPLE_RATE, Word
-from desktop_rt.engine.asr.spelling import SpellingFolder, word_probabilities
+from desktop_rt.engine.asr.backend import BackendTraits
 from desktop_rt.engine.asr.ct2_folder import check_ctranslate2_dir
+from desktop_rt.engine.asr.spelling import SpellingFolder, word_probabilities
 from desktop_rt.errors import ModelCorruptError
 
 __all__ = ["WhisperOptions", "WhisperBackend", "default_threads"]
@@ -77,7 +78,12 @@ class WhisperBackend:
     same words.
     """
 
-    def __init__(self, folder: Path | str, options: WhisperOptions = WhisperOptions(), name: str | None = None):
+    def __init__(
+        self,
+        folder: Path | str,
+        options: WhisperOptions = WhisperOptions(),
+        name: str | None = None,
+    ):
         folder = Path(folder)
         check_ctranslate2_dir(folder)
         self._name = name or folder.name
@@ -99,7 +105,9 @@ class WhisperBackend:
                 f"Could not load the Whisper model in {folder}: {exc}. The files are damaged or "
                 f"not a CTranslate2 Whisper model; re-download or re-convert it."
             ) from exc
-        self.detected_language: tuple[str, float] | None = None  # (code, probability) of the last call
+        self.detected_language: tuple[str, float] | None = (
+            None  # (code, probability) of the last call
+        )
         self._spellings: SpellingFolder | None = None
         if self._folds_spelling:
             hf = self._model.hf_tokenizer
@@ -113,20 +121,30 @@ class WhisperBackend:
     def name(self) -> str:
         return self._name
 
+    @property
+    def traits(self) -> BackendTraits:
+        """Whisper is streamed at the engine's own pace, with no grid and no forced prefix."""
+        return BackendTraits()
+
     def transcribe(
         self,
         audio: np.ndarray,
         *,
         prompt: str | None = None,
         language: str | None = None,
+        prefix: str | None = None,
     ) -> Sequence[Word]:
-        """Transcribe a window; audio longer than Whisper's 30 s is taken 30 s at a time."""
+        """Transcribe a window; audio longer than Whisper's 30 s is taken 30 s at a time.
+
+        ``prefix`` is not forced (the traits say so) and is ignored."""
         limit = _WINDOW_SECONDS * SAMPLE_RATE
         if len(audio) <= limit:
             return self._transcribe_window(audio, prompt=prompt, language=language)
         words: list[Word] = []
         for start in range(0, len(audio), limit):
-            piece = self._transcribe_window(audio[start : start + limit], prompt=prompt, language=language)
+            piece = self._transcribe_window(
+                audio[start : start + limit], prompt=prompt, language=language
+            )
             words += [w.shifted(start / SAMPLE_RATE) for w in piece]
             prompt = "".join(w.text for w in words)[-200:] or prompt
         return words
@@ -184,7 +202,9 @@ class WhisperBackend:
         previous = tokenizer.encode(" " + prompt.strip()) if prompt and prompt.strip() else []
         prompt_tokens = model.get_prompt(tokenizer, previous, without_timestamps=False)
         duration = segment_size * model.feature_extractor.time_per_frame
-        max_length = min(model.max_length, len(prompt_tokens) + int(_TOKENS_PER_SECOND * duration) + 16)
+        max_length = min(
+            model.max_length, len(prompt_tokens) + int(_TOKENS_PER_SECOND * duration) + 16
+        )
         limit = self.options.decoding_probability_seconds
         folds = self._folds_spelling and (limit is None or len(audio) <= limit * SAMPLE_RATE)
         result = model.model.generate(
@@ -220,7 +240,13 @@ class WhisperBackend:
         if not segments:
             return []
         model.add_word_timestamps(
-            [segments], tokenizer, encoder_output, segment_size, _PREPEND, _APPEND, last_speech_timestamp=0.0
+            [segments],
+            tokenizer,
+            encoder_output,
+            segment_size,
+            _PREPEND,
+            _APPEND,
+            last_speech_timestamp=0.0,
         )
         folded = self._folded_probabilities(tokenizer, tokens, result.logits[0]) if folds else {}
         words: list[Word] = []
@@ -266,7 +292,10 @@ class WhisperBackend:
         cache = self.__dict__.setdefault("_tokenizers", {})
         if language not in cache:
             cache[language] = Tokenizer(
-                self._model.hf_tokenizer, self._model.model.is_multilingual, task="transcribe", language=language
+                self._model.hf_tokenizer,
+                self._model.model.is_multilingual,
+                task="transcribe",
+                language=language,
             )
         return cache[language]
 
@@ -274,7 +303,9 @@ class WhisperBackend:
         """Mel frames (100 per second, an even count for the encoder's stride) to encode."""
         if self.options.context != "fit":
             return None
-        seconds = max(samples / 16000 + self.options.context_pad_seconds, self.options.min_context_seconds)
+        seconds = max(
+            samples / 16000 + self.options.context_pad_seconds, self.options.min_context_seconds
+        )
         frames = 2 * int(np.ceil(seconds * 50))
         return frames if frames < 3000 else None
 

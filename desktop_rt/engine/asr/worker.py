@@ -24,8 +24,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Protocol, Sequence, Union
+from typing import Protocol, Union
 
 import numpy as np
 
@@ -116,7 +117,13 @@ class WorkerStoppedError(RuntimeError):
 class WorkerStream:
     """One session's place in the worker. ``submit`` and ``close`` are thread-safe."""
 
-    def __init__(self, worker: "InferenceWorker", transcriber: Transcriber, on_result: ResultCallback, name: str):
+    def __init__(
+        self,
+        worker: InferenceWorker,
+        transcriber: Transcriber,
+        on_result: ResultCallback,
+        name: str,
+    ):
         self._worker = worker
         self._transcriber: Transcriber | None = transcriber
         self._on_result = on_result
@@ -305,7 +312,9 @@ class InferenceWorker:
             except Exception:  # a broken callback must not kill the thread every session shares
                 log.exception("result callback of %s failed", stream.name)
 
-    def _apply(self, stream: WorkerStream, transcriber: Transcriber, commands: Sequence[Command]) -> list[WorkerResult]:
+    def _apply(
+        self, stream: WorkerStream, transcriber: Transcriber, commands: Sequence[Command]
+    ) -> list[WorkerResult]:
         """Run one turn. Every Flush is answered, with no words if the inference failed."""
         results: list[WorkerResult] = []
         inserted = 0  # samples taken off the queue this turn (consumed)

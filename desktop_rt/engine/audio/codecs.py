@@ -110,7 +110,9 @@ class StreamResampler:
         if self.in_rate != self.out_rate:
             import soxr
 
-            self._stream = soxr.ResampleStream(self.in_rate, self.out_rate, 1, dtype="float32", quality="HQ")
+            self._stream = soxr.ResampleStream(
+                self.in_rate, self.out_rate, 1, dtype="float32", quality="HQ"
+            )
 
     def process(self, samples: np.ndarray, last: bool = False) -> np.ndarray:
         samples = np.asarray(samples, dtype=np.float32)

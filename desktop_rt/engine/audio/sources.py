@@ -18,9 +18,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -106,10 +107,16 @@ def list_input_devices(refresh: bool = False) -> list[InputDevice]:
         devices = []
         for index, info in enumerate(sd.query_devices()):
             if info["max_input_channels"] > 0:
-                devices.append(InputDevice(
-                    index, info["name"], hostapis[info["hostapi"]]["name"], info["max_input_channels"],
-                    float(info["default_samplerate"]), index == default_in,
-                ))
+                devices.append(
+                    InputDevice(
+                        index,
+                        info["name"],
+                        hostapis[info["hostapi"]]["name"],
+                        info["max_input_channels"],
+                        float(info["default_samplerate"]),
+                        index == default_in,
+                    )
+                )
         return devices
     except (OSError, RuntimeError, ValueError) as exc:  # no PortAudio, or PortAudio failed
         log.warning("could not list input devices: %s", exc)
@@ -133,8 +140,12 @@ class _SourceThread:
         if self._thread is not None:
             raise RuntimeError("the source is already started")
         self._stop.clear()
-        self._thread = threading.Thread(target=self._thread_main, args=(on_block, on_status),
-                                        name=self._thread_name, daemon=True)
+        self._thread = threading.Thread(
+            target=self._thread_main,
+            args=(on_block, on_status),
+            name=self._thread_name,
+            daemon=True,
+        )
         self._thread.start()
 
     def stop(self) -> None:
@@ -153,8 +164,14 @@ class SoundDeviceSource(_SourceThread):
     the devices every ``retry_seconds`` and reopens the same device when it is back.
     """
 
-    def __init__(self, device: str | None = None, *, block_seconds: float = 0.02,
-                 retry_seconds: float = 1.0, stall_seconds: float = 2.0):
+    def __init__(
+        self,
+        device: str | None = None,
+        *,
+        block_seconds: float = 0.02,
+        retry_seconds: float = 1.0,
+        stall_seconds: float = 2.0,
+    ):
         self.device = device
         self.name = device or "default microphone"
         self.samplerate = SAMPLE_RATE
@@ -186,7 +203,9 @@ class SoundDeviceSource(_SourceThread):
             return None
         info = sd.query_devices(index)
         try:
-            sd.check_input_settings(device=index, channels=1, samplerate=SAMPLE_RATE, dtype="float32")
+            sd.check_input_settings(
+                device=index, channels=1, samplerate=SAMPLE_RATE, dtype="float32"
+            )
             rate = SAMPLE_RATE
         except Exception:  # noqa: BLE001 - PortAudio says no in several ways
             rate = int(info["default_samplerate"])
@@ -199,8 +218,14 @@ class SoundDeviceSource(_SourceThread):
             self._last_block = time.monotonic()
             on_block(indata[:, 0].copy())
 
-        stream = sd.InputStream(device=index, channels=1, samplerate=rate, dtype="float32",
-                                blocksize=int(rate * self.block_seconds), callback=callback)
+        stream = sd.InputStream(
+            device=index,
+            channels=1,
+            samplerate=rate,
+            dtype="float32",
+            blocksize=int(rate * self.block_seconds),
+            callback=callback,
+        )
         self._last_block = time.monotonic()
         stream.start()
         return stream
@@ -212,7 +237,11 @@ class SoundDeviceSource(_SourceThread):
         try:
             sd = _sounddevice()
         except OSError as exc:
-            on_status(SourceStatus(LOST, self.name, f"No audio system: {exc}. Install PortAudio (libportaudio2)."))
+            on_status(
+                SourceStatus(
+                    LOST, self.name, f"No audio system: {exc}. Install PortAudio (libportaudio2)."
+                )
+            )
             self._stop.wait()
             on_status(SourceStatus(CLOSED, self.name))
             return
@@ -231,11 +260,14 @@ class SoundDeviceSource(_SourceThread):
                 if stream is None:
                     if not lost_reported:
                         lost_reported = True
-                        on_status(SourceStatus(
-                            LOST, self.name,
-                            f"The microphone “{self.name}” is not available. Plug it in or choose "
-                            "another input in Settings; listening resumes when it is back.",
-                        ))
+                        on_status(
+                            SourceStatus(
+                                LOST,
+                                self.name,
+                                f"The microphone “{self.name}” is not available. Plug it in or choose "
+                                "another input in Settings; listening resumes when it is back.",
+                            )
+                        )
                     self._stop.wait(self.retry_seconds)
                     continue
                 lost_reported = False
@@ -246,11 +278,14 @@ class SoundDeviceSource(_SourceThread):
                 self._close(stream)
                 stream = None
                 lost_reported = True
-                on_status(SourceStatus(
-                    LOST, self.name,
-                    f"The microphone “{self.name}” stopped delivering sound (unplugged?). "
-                    "The text so far is kept; listening resumes when it is back.",
-                ))
+                on_status(
+                    SourceStatus(
+                        LOST,
+                        self.name,
+                        f"The microphone “{self.name}” stopped delivering sound (unplugged?). "
+                        "The text so far is kept; listening resumes when it is back.",
+                    )
+                )
         if stream is not None:
             self._close(stream)
         on_status(SourceStatus(CLOSED, self.name))
@@ -276,8 +311,16 @@ class FileAudioSource(_SourceThread):
     :meth:`simulate_return` reports OPEN and resumes.
     """
 
-    def __init__(self, audio: str | Path | np.ndarray, *, pace: float = 1.0, block_seconds: float = 0.02,
-                 autoplay: bool = True, name: str | None = None, samplerate: int = SAMPLE_RATE):
+    def __init__(
+        self,
+        audio: str | Path | np.ndarray,
+        *,
+        pace: float = 1.0,
+        block_seconds: float = 0.02,
+        autoplay: bool = True,
+        name: str | None = None,
+        samplerate: int = SAMPLE_RATE,
+    ):
         if isinstance(audio, np.ndarray):
             self._samples = np.asarray(audio, dtype=np.float32).reshape(-1)
             self.name = name or "test signal"
@@ -347,14 +390,19 @@ class FileAudioSource(_SourceThread):
                 present = self._present.is_set()
                 self._status_changed.clear()
                 if present:
-                    on_status(SourceStatus(OPEN, self.name, f"{self.name} is back; listening again"))
+                    on_status(
+                        SourceStatus(OPEN, self.name, f"{self.name} is back; listening again")
+                    )
                     deadline = time.monotonic()
                 else:
-                    on_status(SourceStatus(
-                        LOST, self.name,
-                        f"The microphone “{self.name}” stopped delivering sound (unplugged?). "
-                        "The text so far is kept; listening resumes when it is back.",
-                    ))
+                    on_status(
+                        SourceStatus(
+                            LOST,
+                            self.name,
+                            f"The microphone “{self.name}” stopped delivering sound (unplugged?). "
+                            "The text so far is kept; listening resumes when it is back.",
+                        )
+                    )
             if not present:
                 self._status_changed.wait(0.1)
                 if self._stop.is_set():

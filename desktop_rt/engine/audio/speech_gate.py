@@ -10,7 +10,13 @@ from __future__ import annotations
 import numpy as np
 
 from desktop_rt.core_types import SAMPLE_RATE
-from desktop_rt.engine.audio.vad import FRAME_SAMPLES, FrameVad, SpeechProbability, TurnDetector, TurnDetectorSettings
+from desktop_rt.engine.audio.vad import (
+    FRAME_SAMPLES,
+    FrameVad,
+    SpeechProbability,
+    TurnDetector,
+    TurnDetectorSettings,
+)
 
 __all__ = ["SpeechGate"]
 

@@ -122,7 +122,9 @@ class TurnDetector:
                     self.in_speech = True
                     self._silence = 0.0
                     self._last_speech_end = end
-                    events.append(TurnEvent("started", max(0.0, start - s.prefix_padding_ms / 1000)))
+                    events.append(
+                        TurnEvent("started", max(0.0, start - s.prefix_padding_ms / 1000))
+                    )
             elif prob >= off:
                 self._silence = 0.0
                 self._last_speech_end = end

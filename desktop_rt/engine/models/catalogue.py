@@ -34,10 +34,12 @@ import math
 import os
 import re
 import tempfile
-import tomllib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
+
+import tomllib
 
 from desktop_rt.engine.asr.llama.prompt_format import ENCODER_BLOCK_CHOICES
 from desktop_rt.engine.models.embedded import DEFAULT_MODEL_ID
@@ -68,13 +70,30 @@ OptionValue = str | int | float | bool
 
 OPTION_TYPES: dict[str, dict[str, type]] = {
     "whisper": {
-        "threads": int, "compute_type": str, "beam_size": int, "device": str, "language": str,
-        "context": str, "context_pad_seconds": float, "min_context_seconds": float,
+        "threads": int,
+        "compute_type": str,
+        "beam_size": int,
+        "device": str,
+        "language": str,
+        "context": str,
+        "context_pad_seconds": float,
+        "min_context_seconds": float,
     },
     "llama": {
-        "threads": int, "n_ctx": int, "n_batch": int, "max_tokens": int, "repeat_penalty": float,
-        "repeat_last_n": int, "reuse_cache": bool, "draft": bool, "force_prefix": bool, "max_tokens_per_second": float,
-        "token_slack": int, "update_seconds": float, "encoder_block_seconds": int, "language": str,
+        "threads": int,
+        "n_ctx": int,
+        "n_batch": int,
+        "max_tokens": int,
+        "repeat_penalty": float,
+        "repeat_last_n": int,
+        "reuse_cache": bool,
+        "draft": bool,
+        "force_prefix": bool,
+        "max_tokens_per_second": float,
+        "token_slack": int,
+        "update_seconds": float,
+        "encoder_block_seconds": int,
+        "language": str,
     },
     "command": {"upstream_model": str, "start_timeout": float},
 }
@@ -154,17 +173,19 @@ class ModelsConfig:
     def get(self, model_id: str) -> ModelEntry | None:
         return next((e for e in self.entries if e.id == model_id), None)
 
-    def with_entry(self, entry: ModelEntry) -> "ModelsConfig":
+    def with_entry(self, entry: ModelEntry) -> ModelsConfig:
         """Add ``entry``, or replace the one with its id (keeping its place)."""
         _check_entry(entry, f"models.{entry.id}")
         if self.get(entry.id) is None:
             return replace(self, entries=self.entries + (entry,))
         return replace(self, entries=tuple(entry if e.id == entry.id else e for e in self.entries))
 
-    def without(self, model_id: str) -> "ModelsConfig":
+    def without(self, model_id: str) -> ModelsConfig:
         entry = self.get(model_id)
         if entry is None:
-            raise ModelsFileError(f"There is no model '{model_id}'; `desktop-rt models list` shows them.")
+            raise ModelsFileError(
+                f"There is no model '{model_id}'; `desktop-rt models list` shows them."
+            )
         if entry.embedded:
             raise ModelsFileError(
                 f"'{model_id}' is the embedded model; it cannot be removed. Give it a ttl or a "
@@ -189,7 +210,13 @@ class _Where:
 
     def _header(self, table: str) -> int | None:
         parts = table.split(".")
-        pattern = r"\s*\[\s*" + r"\s*\.\s*".join(rf"(?:{re.escape(p)}|\"{re.escape(p)}\"|'{re.escape(p)}')" for p in parts) + r"\s*\]"
+        pattern = (
+            r"\s*\[\s*"
+            + r"\s*\.\s*".join(
+                rf"(?:{re.escape(p)}|\"{re.escape(p)}\"|'{re.escape(p)}')" for p in parts
+            )
+            + r"\s*\]"
+        )
         for number, line in enumerate(self.lines, 1):
             if re.match(pattern, line):
                 return number
@@ -256,7 +283,8 @@ def _table(where: _Where, key: str, value: object, allowed: set[str] | None = No
         for name in value:
             if name not in allowed:
                 raise where.error(
-                    f"{key}.{name}", f"unknown key; {key.rsplit('.', 1)[-1]} takes {', '.join(sorted(allowed))}"
+                    f"{key}.{name}",
+                    f"unknown key; {key.rsplit('.', 1)[-1]} takes {', '.join(sorted(allowed))}",
                 )
     return value
 
@@ -269,8 +297,10 @@ def _option(backend: str, name: str, value: object, complain) -> OptionValue:
     if want is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if not isinstance(value, want) or (want is int and isinstance(value, bool)):
-        raise complain(f"must be {'a number' if want in (int, float) else 'true or false' if want is bool else 'a string'}, "
-                       f"not {_type_word(value)}")
+        raise complain(
+            f"must be {'a number' if want in (int, float) else 'true or false' if want is bool else 'a string'}, "
+            f"not {_type_word(value)}"
+        )
     if want in (int, float) and (value < 0 or not math.isfinite(value)):
         raise complain(f"must not be negative, got {value}")
     choices = OPTION_CHOICES.get(name)
@@ -283,7 +313,8 @@ def _entry(where: _Where, model_id: str, raw: object) -> ModelEntry:
     key = f"models.{model_id}"
     if not _ID.fullmatch(model_id):
         raise where.error(
-            key, "a model id uses letters, digits and . _ : - (it goes in URLs), starting with a letter or digit"
+            key,
+            "a model id uses letters, digits and . _ : - (it goes in URLs), starting with a letter or digit",
         )
     table = _table(where, key, raw, _ENTRY_KEYS)
     embedded = model_id == DEFAULT_MODEL_ID
@@ -291,8 +322,9 @@ def _entry(where: _Where, model_id: str, raw: object) -> ModelEntry:
         for name in ("backend", "paths", "cmd", "source", "env"):
             if name in table:
                 raise where.error(
-                    f"{key}.{name}", f"'{DEFAULT_MODEL_ID}' is the embedded model: only its ttl, concurrency_limit "
-                    f"and options can be set. Give another model another id."
+                    f"{key}.{name}",
+                    f"'{DEFAULT_MODEL_ID}' is the embedded model: only its ttl, concurrency_limit "
+                    f"and options can be set. Give another model another id.",
                 )
         backend = "whisper"
     else:
@@ -300,25 +332,36 @@ def _entry(where: _Where, model_id: str, raw: object) -> ModelEntry:
             raise where.error(key, f"needs backend = one of {', '.join(repr(b) for b in BACKENDS)}")
         backend = table["backend"]
         if backend not in BACKENDS:
-            raise where.error(f"{key}.backend", f"must be one of {', '.join(repr(b) for b in BACKENDS)}, "
-                                                f"not {_type_word(backend)}")
+            raise where.error(
+                f"{key}.backend",
+                f"must be one of {', '.join(repr(b) for b in BACKENDS)}, not {_type_word(backend)}",
+            )
     paths = _table(where, f"{key}.paths", table.get("paths", {}), _PATH_KEYS)
     model_path = _string(where, f"{key}.paths.model", paths["model"]) if "model" in paths else None
     mmproj = _string(where, f"{key}.paths.mmproj", paths["mmproj"]) if "mmproj" in paths else None
     cmd = _string(where, f"{key}.cmd", table["cmd"]) if "cmd" in table else None
     if backend == "command":
         if cmd is None:
-            raise where.error(key, 'a command model needs cmd = "... --port ${PORT} ..." (the server to start)')
+            raise where.error(
+                key, 'a command model needs cmd = "... --port ${PORT} ..." (the server to start)'
+            )
         if "${PORT}" not in cmd:
-            raise where.error(f"{key}.cmd", "must contain ${PORT}, where desktop-rt puts the port the server listens on")
+            raise where.error(
+                f"{key}.cmd",
+                "must contain ${PORT}, where desktop-rt puts the port the server listens on",
+            )
         if paths:
-            raise where.error(f"{key}.paths", "a command model has no paths: put the files in its cmd")
+            raise where.error(
+                f"{key}.paths", "a command model has no paths: put the files in its cmd"
+            )
     elif not embedded:
         if cmd is not None:
-            raise where.error(f"{key}.cmd", f"only command models have a cmd; this one is a {backend} model")
+            raise where.error(
+                f"{key}.cmd", f"only command models have a cmd; this one is a {backend} model"
+            )
         if model_path is None:
             what = "the CTranslate2 model folder" if backend == "whisper" else "the GGUF text model"
-            raise where.error(f"{key}.paths", f"needs paths = {{ model = \"...\" }}: {what}")
+            raise where.error(f"{key}.paths", f'needs paths = {{ model = "..." }}: {what}')
         if mmproj is not None and backend != "llama":
             raise where.error(f"{key}.paths.mmproj", "only llama (GGUF) models take an mmproj")
     env = _table(where, f"{key}.env", table.get("env", {}))
@@ -329,7 +372,10 @@ def _entry(where: _Where, model_id: str, raw: object) -> ModelEntry:
             raise where.error(f"{key}.env.{name}", f"must be a string, not {_type_word(value)}")
     options = _table(where, f"{key}.options", table.get("options", {}))
     checked = tuple(
-        (name, _option(backend, name, value, lambda m, n=name: where.error(f"{key}.options.{n}", m)))
+        (
+            name,
+            _option(backend, name, value, lambda m, n=name: where.error(f"{key}.options.{n}", m)),
+        )
         for name, value in options.items()
     )
     source = None
@@ -341,7 +387,9 @@ def _entry(where: _Where, model_id: str, raw: object) -> ModelEntry:
                 raise where.error(f"{key}.source.sha256.{name}", "must be 64 hex digits")
         source = ModelSource(
             _string(where, f"{key}.source.repo", raw_source.get("repo")),
-            _string(where, f"{key}.source.revision", raw_source["revision"]) if "revision" in raw_source else None,
+            _string(where, f"{key}.source.revision", raw_source["revision"])
+            if "revision" in raw_source
+            else None,
             tuple((n, d.lower()) for n, d in hashes.items()),
         )
     return ModelEntry(
@@ -352,10 +400,24 @@ def _entry(where: _Where, model_id: str, raw: object) -> ModelEntry:
         cmd=cmd,
         env=tuple(env.items()),
         options=checked,
-        ttl=float(_number(where, f"{key}.ttl", table.get("ttl", 0), integer=False,
-                          what="a number of seconds (0: never unload)")),
-        concurrency_limit=int(_number(where, f"{key}.concurrency_limit", table.get("concurrency_limit", 0),
-                                      integer=True, what="a whole number of sessions (0: no limit)")),
+        ttl=float(
+            _number(
+                where,
+                f"{key}.ttl",
+                table.get("ttl", 0),
+                integer=False,
+                what="a number of seconds (0: never unload)",
+            )
+        ),
+        concurrency_limit=int(
+            _number(
+                where,
+                f"{key}.concurrency_limit",
+                table.get("concurrency_limit", 0),
+                integer=True,
+                what="a whole number of sessions (0: no limit)",
+            )
+        ),
         source=source,
         embedded=embedded,
     )
@@ -367,16 +429,30 @@ def parse_models_toml(text: str, path: Path | None = None) -> ModelsConfig:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ModelsFileError(f"{path or 'models file'} is not valid TOML: {exc}. Fix that line.") from None
+        raise ModelsFileError(
+            f"{path or 'models file'} is not valid TOML: {exc}. Fix that line."
+        ) from None
     for name in data:
         if name not in _TOP_KEYS:
-            raise where.error(name, f"unknown key; the file takes {', '.join(sorted(_TOP_KEYS))} "
-                                    f"(model entries go under [models.ID])")
-    global_limit = int(_number(where, "global_concurrency_limit", data.get("global_concurrency_limit", 0),
-                               integer=True, what="a whole number of sessions (0: no limit)"))
+            raise where.error(
+                name,
+                f"unknown key; the file takes {', '.join(sorted(_TOP_KEYS))} "
+                f"(model entries go under [models.ID])",
+            )
+    global_limit = int(
+        _number(
+            where,
+            "global_concurrency_limit",
+            data.get("global_concurrency_limit", 0),
+            integer=True,
+            what="a whole number of sessions (0: no limit)",
+        )
+    )
     max_loaded = data.get("max_loaded_models", 1)
     if isinstance(max_loaded, bool) or not isinstance(max_loaded, int) or max_loaded < 1:
-        raise where.error("max_loaded_models", f"must be a whole number, 1 or more, not {_type_word(max_loaded)}")
+        raise where.error(
+            "max_loaded_models", f"must be a whole number, 1 or more, not {_type_word(max_loaded)}"
+        )
     models = _table(where, "models", data.get("models", {}))
     entries = [_entry(where, model_id, raw) for model_id, raw in models.items()]
     if not any(e.embedded for e in entries):
@@ -432,7 +508,11 @@ def _value(value: OptionValue) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else ("inf" if value > 0 else "-inf" if value < 0 else "nan")
+        return (
+            repr(value)
+            if math.isfinite(value)
+            else ("inf" if value > 0 else "-inf" if value < 0 else "nan")
+        )
     return _str(str(value))
 
 
@@ -456,10 +536,16 @@ def dumps_models(config: ModelsConfig) -> str:
         if entry.cmd is not None:
             lines.append(f"cmd = {_str(entry.cmd)}")
         if entry.ttl:
-            lines.append(f"ttl = {_value(entry.ttl if entry.ttl != int(entry.ttl) else int(entry.ttl))}")
+            lines.append(
+                f"ttl = {_value(entry.ttl if entry.ttl != int(entry.ttl) else int(entry.ttl))}"
+            )
         if entry.concurrency_limit:
             lines.append(f"concurrency_limit = {entry.concurrency_limit}")
-        paths = [(k, v) for k, v in (("model", entry.model_path), ("mmproj", entry.mmproj)) if v is not None]
+        paths = [
+            (k, v)
+            for k, v in (("model", entry.model_path), ("mmproj", entry.mmproj))
+            if v is not None
+        ]
         if paths:
             lines.append(f"paths = {_inline(paths)}")
         if entry.options:
@@ -502,8 +588,10 @@ def parse_option_value(backend: str, text: str) -> tuple[str, OptionValue]:
     types: Mapping[str, type] = OPTION_TYPES.get(backend, {})
     want = types.get(name)
     if want is None:
-        raise ModelsFileError(f"--option {name}: unknown option for a {backend} model; "
-                              f"it takes {', '.join(sorted(types))}")
+        raise ModelsFileError(
+            f"--option {name}: unknown option for a {backend} model; "
+            f"it takes {', '.join(sorted(types))}"
+        )
     raw = raw.strip()
     try:
         if want is bool:
@@ -512,5 +600,7 @@ def parse_option_value(backend: str, text: str) -> tuple[str, OptionValue]:
             return name, raw.lower() in ("true", "1", "yes")
         return name, want(raw)
     except ValueError:
-        what = {int: "a whole number", float: "a number", bool: "true or false"}.get(want, "a string")
+        what = {int: "a whole number", float: "a number", bool: "true or false"}.get(
+            want, "a string"
+        )
         raise ModelsFileError(f"--option {name}: {raw!r} is not {what}") from None

@@ -16,9 +16,9 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 from desktop_rt.errors import DesktopRtError, ModelCorruptError, ModelError, ModelMissingError
 from desktop_rt.paths import models_dir
@@ -50,23 +50,37 @@ class RemoteFile:
     git_sha1: str | None = None
 
 
-def hub_files(repo: str, revision: str | None = None, names: Sequence[str] | None = None,
-              token: str | None = None) -> list[RemoteFile]:
+def hub_files(
+    repo: str,
+    revision: str | None = None,
+    names: Sequence[str] | None = None,
+    token: str | None = None,
+) -> list[RemoteFile]:
     """The repo's files (``names``, or all but docs) with their sizes and hashes (network)."""
     from huggingface_hub import HfApi
 
     api = HfApi(token=token)
     if not names:
-        names = [n for n in api.list_repo_files(repo, revision=revision) if Path(n).name not in _SKIP]
-    found = {f.path: f for f in api.get_paths_info(repo, list(names), revision=revision) if hasattr(f, "blob_id")}
+        names = [
+            n for n in api.list_repo_files(repo, revision=revision) if Path(n).name not in _SKIP
+        ]
+    found = {
+        f.path: f
+        for f in api.get_paths_info(repo, list(names), revision=revision)
+        if hasattr(f, "blob_id")
+    }
     missing = [n for n in names if n not in found]
     if missing:
-        raise ModelMissingError(f"{repo} has no file {', '.join(missing)}; check the names with the hub's file list.")
+        raise ModelMissingError(
+            f"{repo} has no file {', '.join(missing)}; check the names with the hub's file list."
+        )
     out = []
     for name in names:
         info = found[name]
         lfs = getattr(info, "lfs", None)
-        out.append(RemoteFile(name, info.size, lfs.sha256 if lfs else None, None if lfs else info.blob_id))
+        out.append(
+            RemoteFile(name, info.size, lfs.sha256 if lfs else None, None if lfs else info.blob_id)
+        )
     return out
 
 
@@ -100,8 +114,10 @@ def verify_file(path: Path, remote: RemoteFile) -> str:
             f"not the file that was asked for."
         )
     if remote.git_sha1 and git_sha1 != remote.git_sha1.lower():
-        raise ModelCorruptError(f"{remote.name} does not match the hub's copy (git hash {git_sha1[:12]}... "
-                                f"instead of {remote.git_sha1[:12]}...).")
+        raise ModelCorruptError(
+            f"{remote.name} does not match the hub's copy (git hash {git_sha1[:12]}... "
+            f"instead of {remote.git_sha1[:12]}...)."
+        )
     return sha256
 
 
@@ -124,14 +140,18 @@ def pending_files(staging: Path, remotes: Iterable[RemoteFile]) -> list[RemoteFi
     return todo
 
 
-def install(staging: Path, target: Path, remotes: Sequence[RemoteFile], source: dict | None = None) -> dict[str, str]:
+def install(
+    staging: Path, target: Path, remotes: Sequence[RemoteFile], source: dict | None = None
+) -> dict[str, str]:
     """Verify every file in ``staging``, then move it to ``target`` in one rename.
 
     Returns each file's sha256. ``target`` is untouched if any file fails.
     """
     hashes = {remote.name: verify_file(staging / remote.name, remote) for remote in remotes}
     shutil.rmtree(staging / ".cache", ignore_errors=True)  # the hub's resume bookkeeping
-    (staging / DOWNLOAD_STAMP).write_text(json.dumps({"source": source or {}, "sha256": hashes}, indent=1))
+    (staging / DOWNLOAD_STAMP).write_text(
+        json.dumps({"source": source or {}, "sha256": hashes}, indent=1)
+    )
     if target.exists():
         shutil.rmtree(target)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -174,12 +194,20 @@ def download_model(
     Returns the folder and each file's verified sha256.
     """
     try:
-        return _download_model(repo, model_id, revision=revision, names=names, sha256=sha256, root=root,
-                               tqdm_class=tqdm_class, token=token)
+        return _download_model(
+            repo,
+            model_id,
+            revision=revision,
+            names=names,
+            sha256=sha256,
+            root=root,
+            tqdm_class=tqdm_class,
+            token=token,
+        )
     except DesktopRtError:
         raise
     except Exception as exc:  # the hub client's network, auth and offline errors
-        if not type(exc).__module__.split(".")[0] in _HUB_ERROR_MODULES:
+        if type(exc).__module__.split(".")[0] not in _HUB_ERROR_MODULES:
             raise
         raise DownloadError(
             f"Could not download {repo}: {exc}. Check the network connection (and that HF_HUB_OFFLINE "
@@ -202,18 +230,26 @@ def _download_model(repo, model_id, *, revision, names, sha256, root, tqdm_class
     given = {k: v.lower() for k, v in (sha256 or {}).items()}
     unknown = set(given) - {r.name for r in remotes}
     if unknown:
-        raise ModelMissingError(f"--sha256 names {', '.join(sorted(unknown))}, which is not among the files fetched.")
+        raise ModelMissingError(
+            f"--sha256 names {', '.join(sorted(unknown))}, which is not among the files fetched."
+        )
     remotes = [RemoteFile(r.name, r.size, given.get(r.name, r.sha256), r.git_sha1) for r in remotes]
     staging = staging_dir(model_id, root)
     staging.mkdir(parents=True, exist_ok=True)
     for remote in pending_files(staging, remotes):
-        extra = {"tqdm_class": tqdm_class} if tqdm_class is not None else {}  # default: a terminal bar
-        hf_hub_download(repo, remote.name, revision=revision, local_dir=staging, token=token, **extra)
+        extra = (
+            {"tqdm_class": tqdm_class} if tqdm_class is not None else {}
+        )  # default: a terminal bar
+        hf_hub_download(
+            repo, remote.name, revision=revision, local_dir=staging, token=token, **extra
+        )
         try:
             verify_file(staging / remote.name, remote)
         except ModelCorruptError as exc:
             (staging / remote.name).unlink(missing_ok=True)
-            raise ModelCorruptError(f"{exc} It was deleted; run the download again to fetch it anew.") from None
+            raise ModelCorruptError(
+                f"{exc} It was deleted; run the download again to fetch it anew."
+            ) from None
     target = (root if root is not None else models_dir()) / model_id
     hashes = install(staging, target, remotes, {"repo": repo, "revision": revision})
     return target, hashes

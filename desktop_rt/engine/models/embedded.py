@@ -19,12 +19,11 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Callable
 
-from desktop_rt.engine.asr.ct2_folder import check_ctranslate2_dir
 from desktop_rt.errors import DiskFullError, ModelCorruptError, ModelMissingError
 from desktop_rt.paths import models_dir
 

@@ -12,9 +12,10 @@ one ``*mmproj*.gguf`` beside it.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING
 
 from desktop_rt.engine.asr.backend import AsrBackend
 from desktop_rt.engine.asr.llama.gguf_check import is_gguf
@@ -45,21 +46,37 @@ def _options(options_class, values: Mapping[str, object]):
     return options_class(**{k: v for k, v in values.items() if k in known})
 
 
-def _load_whisper_folder(spec: str, *, options: Mapping[str, object] = {}, progress: ProgressFn | None = None,
-                         name: str | None = None) -> AsrBackend:
+def _load_whisper_folder(
+    spec: str,
+    *,
+    options: Mapping[str, object] = {},
+    progress: ProgressFn | None = None,
+    name: str | None = None,
+) -> AsrBackend:
     from desktop_rt.engine.asr.whisper import WhisperBackend, WhisperOptions
 
     return WhisperBackend(Path(spec), _options(WhisperOptions, options), name=name)
 
 
-def _load_embedded(spec: str, *, options: Mapping[str, object] = {}, progress: ProgressFn | None = None,
-                   name: str | None = None) -> AsrBackend:
+def _load_embedded(
+    spec: str,
+    *,
+    options: Mapping[str, object] = {},
+    progress: ProgressFn | None = None,
+    name: str | None = None,
+) -> AsrBackend:
     folder = ensure_default_model(progress=progress)
     return _load_whisper_folder(str(folder), options=options, name=name or DEFAULT_MODEL_ID)
 
 
-def _load_gguf(spec: str, *, options: Mapping[str, object] = {}, progress: ProgressFn | None = None,
-               name: str | None = None, mmproj: str | None = None) -> AsrBackend:
+def _load_gguf(
+    spec: str,
+    *,
+    options: Mapping[str, object] = {},
+    progress: ProgressFn | None = None,
+    name: str | None = None,
+    mmproj: str | None = None,
+) -> AsrBackend:
     from desktop_rt.engine.asr.llama.backend import LlamaAsrBackend, LlamaOptions
 
     return LlamaAsrBackend(spec, mmproj, _options(LlamaOptions, options), name=name)
@@ -76,7 +93,7 @@ KINDS: list[BackendKind] = [
 ]
 
 
-def kind_for_entry(entry: "ModelEntry") -> BackendKind:
+def kind_for_entry(entry: ModelEntry) -> BackendKind:
     """The kind that loads a models.toml entry; ValueError for one not loaded in this process."""
     if entry.embedded:
         return KINDS[0]
@@ -86,15 +103,22 @@ def kind_for_entry(entry: "ModelEntry") -> BackendKind:
     raise ValueError(f"{entry.id} is a {entry.backend} model, not one loaded in this process")
 
 
-def load_entry(entry: "ModelEntry") -> AsrBackend:
+def load_entry(entry: ModelEntry) -> AsrBackend:
     """Load a models.toml entry (``whisper`` or ``llama``) with its options, named by its id."""
     kind = kind_for_entry(entry)
     extra = {"mmproj": entry.mmproj} if kind.takes_mmproj else {}
-    return kind.load(entry.model_path or DEFAULT_MODEL_ID, options=dict(entry.options), name=entry.id, **extra)
+    return kind.load(
+        entry.model_path or DEFAULT_MODEL_ID, options=dict(entry.options), name=entry.id, **extra
+    )
 
 
-def open_backend(spec: str | None, *, threads: int = 0, progress: ProgressFn | None = None,
-                 mmproj: str | None = None) -> AsrBackend:
+def open_backend(
+    spec: str | None,
+    *,
+    threads: int = 0,
+    progress: ProgressFn | None = None,
+    mmproj: str | None = None,
+) -> AsrBackend:
     """Load the model ``spec`` names (``None``: the embedded default).
 
     ``mmproj`` is the audio projector of a GGUF speech model; other kinds refuse it.

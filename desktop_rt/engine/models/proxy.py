@@ -22,15 +22,15 @@ import os
 import shlex
 import signal
 import socket
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-from desktop_rt.engine.server.activity import ActivityMeter
 from desktop_rt.engine.models.catalogue import ModelEntry
 from desktop_rt.engine.models.router import ModelLoadError
+from desktop_rt.engine.server.activity import ActivityMeter
 
 __all__ = ["CommandRuntime", "UpstreamProxy", "upstream_query", "free_port", "http_status"]
 
@@ -53,7 +53,9 @@ async def http_status(host: str, port: int, path: str, timeout: float = 5.0) -> 
     async def get() -> int:
         reader, writer = await asyncio.open_connection(host, port)
         try:
-            writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+            writer.write(
+                f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode()
+            )
             await writer.drain()
             line = await reader.readline()
             return int(line.split()[1])
@@ -79,7 +81,9 @@ class CommandRuntime:
         self._reader: asyncio.Task | None = None
 
     def argv(self, port: int) -> list[str]:
-        return shlex.split((self.entry.cmd or "").replace("${PORT}", str(port)), posix=os.name != "nt")
+        return shlex.split(
+            (self.entry.cmd or "").replace("${PORT}", str(port)), posix=os.name != "nt"
+        )
 
     @property
     def alive(self) -> bool:
@@ -95,8 +99,12 @@ class CommandRuntime:
         env = {**os.environ, **dict(self.entry.env)}
         try:
             self.process = await asyncio.create_subprocess_exec(
-                *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT, env=env, start_new_session=os.name != "nt",
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                env=env,
+                start_new_session=os.name != "nt",
             )
         except (OSError, ValueError) as exc:
             raise ModelLoadError(
@@ -105,7 +113,9 @@ class CommandRuntime:
             ) from None
         self.port = port
         self._reader = asyncio.get_running_loop().create_task(self._log_output())
-        log.info("model %s: started %s (pid %s, port %s)", self.entry.id, argv[0], self.process.pid, port)
+        log.info(
+            "model %s: started %s (pid %s, port %s)", self.entry.id, argv[0], self.process.pid, port
+        )
         try:
             await self._wait_healthy()
         except BaseException:
@@ -136,7 +146,9 @@ class CommandRuntime:
                         f"{self.start_timeout:g} s; raise options.start_timeout or check the cmd. "
                         f"Its last output: {self.output_tail() or '(none)'}"
                     )
-                await asyncio.wait({exited}, timeout=min(0.25, remaining))  # the next probe, or its exit
+                await asyncio.wait(
+                    {exited}, timeout=min(0.25, remaining)
+                )  # the next probe, or its exit
         finally:
             exited.cancel()
 
@@ -188,7 +200,11 @@ class CommandRuntime:
 
 def upstream_query(request_path: str, model: str) -> str:
     """The client's query string with ``model`` set to the upstream's name for the model."""
-    params = [(k, v) for k, v in parse_qsl(urlsplit(request_path).query, keep_blank_values=True) if k != "model"]
+    params = [
+        (k, v)
+        for k, v in parse_qsl(urlsplit(request_path).query, keep_blank_values=True)
+        if k != "model"
+    ]
     return urlencode(params + [("model", model)])
 
 
@@ -210,14 +226,24 @@ class UpstreamProxy:
         self.closed_by: str | None = None
 
     async def connect(self) -> None:
-        offered = [self.subprotocol] if self.subprotocol and not self.subprotocol.startswith("openai-insecure") else None
+        offered = (
+            [self.subprotocol]
+            if self.subprotocol and not self.subprotocol.startswith("openai-insecure")
+            else None
+        )
         try:
             self.upstream = await connect(
-                self.url, subprotocols=offered, max_size=None, ping_interval=None, compression=None,
+                self.url,
+                subprotocols=offered,
+                max_size=None,
+                ping_interval=None,
+                compression=None,
                 open_timeout=30,
             )
         except (OSError, InvalidHandshake, TimeoutError) as exc:
-            raise ModelLoadError(f"its server did not accept the websocket at {self.url}: {exc}") from None
+            raise ModelLoadError(
+                f"its server did not accept the websocket at {self.url}: {exc}"
+            ) from None
 
     async def run(self, frames: AsyncIterator[str | bytes]) -> tuple[int | None, str]:
         """Pass frames both ways until both sides closed; returns (close code, who closed first)."""
@@ -229,7 +255,9 @@ class UpstreamProxy:
             if self.closed_by == "upstream":
                 await self.client.close(_sendable(upstream.close_code), upstream.close_reason or "")
             else:
-                await upstream.close(_sendable(self.client.close_code), self.client.close_reason or "")
+                await upstream.close(
+                    _sendable(self.client.close_code), self.client.close_reason or ""
+                )
             await asyncio.wait({to_upstream, to_client}, timeout=STOP_GRACE)
         finally:
             to_upstream.cancel()

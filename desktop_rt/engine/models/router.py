@@ -27,8 +27,9 @@ import enum
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Protocol
 
 from desktop_rt.engine.models.catalogue import ModelEntry, ModelsConfig
 from desktop_rt.errors import DesktopRtError
@@ -109,7 +110,7 @@ class ModelStatus:
 class Lease:
     """A session's hold on a loaded model. ``on_revoke(message)`` runs if it is unloaded by hand."""
 
-    def __init__(self, router: "ModelRouter", slot: "_Slot"):
+    def __init__(self, router: ModelRouter, slot: _Slot):
         self._router, self._slot = router, slot
         self.model_id = slot.entry.id
         self.runtime = slot.runtime
@@ -134,7 +135,7 @@ class Lease:
 class Admission:
     """A connection's concurrency slot: global from the handshake, per model once it is known."""
 
-    def __init__(self, router: "ModelRouter"):
+    def __init__(self, router: ModelRouter):
         self._router = router
         self.model_id: str | None = None
         self.released = False
@@ -201,7 +202,9 @@ class ModelRouter:
         with self._cond:
             return dict(self._status)
 
-    def wait_for(self, predicate: Callable[[dict[str, ModelStatus]], bool], timeout: float | None = None) -> bool:
+    def wait_for(
+        self, predicate: Callable[[dict[str, ModelStatus]], bool], timeout: float | None = None
+    ) -> bool:
         """Block until ``predicate(snapshot)`` holds; False on timeout."""
         with self._cond:
             return self._cond.wait_for(lambda: predicate(self._status), timeout)
@@ -215,7 +218,8 @@ class ModelRouter:
             raise LimitReachedError(
                 f"The server already has {self._admitted} sessions open, its global_concurrency_limit "
                 f"of {limit}. Close a session, or raise global_concurrency_limit in models.toml.",
-                "global", limit,
+                "global",
+                limit,
             )
         if model_id is not None:
             self._check_model_limit(model_id)
@@ -234,7 +238,9 @@ class ModelRouter:
             raise LimitReachedError(
                 f"The model '{model_id}' already has {slot.admitted} sessions open, its concurrency_limit "
                 f"of {limit}. Close a session, or raise concurrency_limit for it in models.toml.",
-                "model", limit, model_id,
+                "model",
+                limit,
+                model_id,
             )
 
     def _unadmit(self, admission: Admission) -> None:
@@ -291,7 +297,9 @@ class ModelRouter:
 
     # ---- unloading -------------------------------------------------------------------------
 
-    async def unload(self, model_id: str | None = None, reason: str = "unloaded by hand") -> list[str]:
+    async def unload(
+        self, model_id: str | None = None, reason: str = "unloaded by hand"
+    ) -> list[str]:
         """Stop ``model_id`` (None: every model) now, ending its sessions; returns what stopped."""
         if model_id is not None and model_id not in self._slots:
             raise UnknownModelError(f"unknown model {model_id}")
@@ -319,9 +327,7 @@ class ModelRouter:
         self._cancel_ttl(slot)
         slot.state = ModelState.STOPPING
         self._publish()
-        message = (
-            f"The model '{entry.id}' was {reason}, which ends its sessions. Connect again to load it again."
-        )
+        message = f"The model '{entry.id}' was {reason}, which ends its sessions. Connect again to load it again."
         for lease in list(slot.leases):
             slot.leases.discard(lease)
             lease._revoke(message)
@@ -361,7 +367,11 @@ class ModelRouter:
             log.warning("model %s failed to load: %s", entry.id, exc)
             slot.state = ModelState.STOPPED
             slot.last_unload = "failed to load"
-            error = exc if isinstance(exc, ModelLoadError) else ModelLoadError(str(exc) or type(exc).__name__)
+            error = (
+                exc
+                if isinstance(exc, ModelLoadError)
+                else ModelLoadError(str(exc) or type(exc).__name__)
+            )
             done.set_exception(error)
             done.exception()  # retrieved: nobody may be waiting any more
             self._publish()
@@ -410,8 +420,15 @@ class ModelRouter:
             self._changed = None
         status = {
             model_id: ModelStatus(
-                model_id, s.entry.backend, s.state.value, len(s.leases), s.admitted, s.waiting, s.loads,
-                s.unload_at, s.last_unload,
+                model_id,
+                s.entry.backend,
+                s.state.value,
+                len(s.leases),
+                s.admitted,
+                s.waiting,
+                s.loads,
+                s.unload_at,
+                s.last_unload,
             )
             for model_id, s in self._slots.items()
         }

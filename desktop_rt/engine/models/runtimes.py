@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import Callable
+from collections.abc import Callable
 
 from desktop_rt.engine.asr.backend import AsrBackend
-from desktop_rt.engine.models.catalogue import ModelEntry
 from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
 from desktop_rt.engine.asr.worker import InferenceWorker, WorkerConfig
+from desktop_rt.engine.models.catalogue import ModelEntry
 
 __all__ = ["InProcessRuntime", "entry_loader", "entry_streaming"]
 

@@ -100,7 +100,9 @@ class InputAudioBufferClear:
     event_id: str | None = None
 
 
-ClientEvent = Union[SessionUpdate, InputAudioBufferAppend, InputAudioBufferCommit, InputAudioBufferClear]
+ClientEvent = Union[
+    SessionUpdate, InputAudioBufferAppend, InputAudioBufferCommit, InputAudioBufferClear
+]
 
 
 # --- server events ---------------------------------------------------------------------------
@@ -226,7 +228,7 @@ class ErrorEvent(ServerEvent):
     client_event_id: str | None = None
 
     @classmethod
-    def from_error(cls, error: ProtocolError) -> "ErrorEvent":
+    def from_error(cls, error: ProtocolError) -> ErrorEvent:
         return cls(error.message, error.code, error.param, error.type, error.event_id)
 
     def payload(self) -> dict[str, Any]:
@@ -306,21 +308,30 @@ _CLIENT_TYPES = (
 def _decode_audio(value: object, fmt: AudioFormat, max_bytes: int) -> bytes:
     expected = f"'audio' must be a base64 string of {describe_format(fmt)}"
     if value is None:
-        raise ProtocolError(f"input_audio_buffer.append: missing 'audio'; {expected}",
-                            code="missing_required_parameter", param="audio")
+        raise ProtocolError(
+            f"input_audio_buffer.append: missing 'audio'; {expected}",
+            code="missing_required_parameter",
+            param="audio",
+        )
     if not isinstance(value, str):
-        raise ProtocolError(f"input_audio_buffer.append: {expected}", code="invalid_type", param="audio")
+        raise ProtocolError(
+            f"input_audio_buffer.append: {expected}", code="invalid_type", param="audio"
+        )
     if len(value) > max_bytes:
         raise ProtocolError(
             f"input_audio_buffer.append: 'audio' has {len(value)} base64 characters, more than the "
             f"{max_bytes} allowed; send smaller chunks",
-            code="audio_too_large", param="audio",
+            code="audio_too_large",
+            param="audio",
         )
     try:
         return base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
-        raise ProtocolError(f"input_audio_buffer.append: {expected} (it is not valid base64)",
-                            code="invalid_audio", param="audio") from None
+        raise ProtocolError(
+            f"input_audio_buffer.append: {expected} (it is not valid base64)",
+            code="invalid_audio",
+            param="audio",
+        ) from None
 
 
 def _parse_object(obj: dict[str, Any], fmt: AudioFormat, max_append_bytes: int) -> ClientEvent:
@@ -330,29 +341,40 @@ def _parse_object(obj: dict[str, Any], fmt: AudioFormat, max_append_bytes: int) 
     try:
         kind = obj.get("type")
         if kind is None:
-            raise ProtocolError(f"missing 'type'; use one of {', '.join(_CLIENT_TYPES)}",
-                                code="missing_required_parameter", param="type")
+            raise ProtocolError(
+                f"missing 'type'; use one of {', '.join(_CLIENT_TYPES)}",
+                code="missing_required_parameter",
+                param="type",
+            )
         if not isinstance(kind, str):
             raise ProtocolError("'type' must be a string", code="invalid_type", param="type")
         if kind in ("session.update", "transcription_session.update"):
             session = obj.get("session")
             patch = SessionPatch() if session is None else parse_session_patch(session)
-            return SessionUpdate(patch, beta=kind.startswith("transcription_session"), event_id=event_id)
+            return SessionUpdate(
+                patch, beta=kind.startswith("transcription_session"), event_id=event_id
+            )
         if kind == "input_audio_buffer.append":
-            return InputAudioBufferAppend(_decode_audio(obj.get("audio"), fmt, max_append_bytes), event_id)
+            return InputAudioBufferAppend(
+                _decode_audio(obj.get("audio"), fmt, max_append_bytes), event_id
+            )
         if kind == "input_audio_buffer.commit":
             final = obj.get("final", False)
             if final is None:
                 final = False
             if not isinstance(final, bool):
-                raise ProtocolError("input_audio_buffer.commit: 'final' must be true or false",
-                                    code="invalid_type", param="final")
+                raise ProtocolError(
+                    "input_audio_buffer.commit: 'final' must be true or false",
+                    code="invalid_type",
+                    param="final",
+                )
             return InputAudioBufferCommit(final, event_id)
         if kind == "input_audio_buffer.clear":
             return InputAudioBufferClear(event_id)
         raise ProtocolError(
             f"unknown event type {kind[:100]!r}; this transcription server accepts {', '.join(_CLIENT_TYPES)}",
-            code="unknown_event_type", param="type",
+            code="unknown_event_type",
+            param="type",
         )
     except ProtocolError as exc:
         exc.event_id = event_id
@@ -370,8 +392,10 @@ def parse_client_event(
     Raises :class:`ProtocolError` for anything else, including binary frames.
     """
     if not isinstance(text, str):
-        raise ProtocolError("binary frames are not accepted; send each event as a JSON text frame",
-                            code="invalid_frame")
+        raise ProtocolError(
+            "binary frames are not accepted; send each event as a JSON text frame",
+            code="invalid_frame",
+        )
     try:
         obj = json.loads(text)
     except RecursionError:

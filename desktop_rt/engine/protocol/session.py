@@ -23,23 +23,43 @@ from __future__ import annotations
 
 import enum
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
-from desktop_rt.engine.audio.codecs import PCM16, SAMPLE_RATE, WireDecoder
 from desktop_rt.core_types import Word
-from desktop_rt.engine.protocol.events import (
-    DEFAULT_MAX_APPEND_BYTES, AudioChunk, Clear, ClientEvent, Command, Configure, ErrorEvent, Flush,
-    InputAudioBufferAppend, InputAudioBufferClear, InputAudioBufferCleared, InputAudioBufferCommit,
-    InputAudioBufferCommitted, InputAudioBufferSpeechStarted, InputAudioBufferSpeechStopped, ProtocolError,
-    ServerEvent, SessionCreated, SessionUpdate, SessionUpdated, TranscriptionCompleted, TranscriptionDelta,
-    TranscriptionTentative, new_id, parse_client_event,
-)
-from desktop_rt.engine.protocol.session_config import SessionConfig, SessionPatch, describe_format
+from desktop_rt.engine.audio.codecs import PCM16, SAMPLE_RATE, WireDecoder
 from desktop_rt.engine.audio.speech_gate import SpeechGate
 from desktop_rt.engine.audio.vad import SpeechProbability
+from desktop_rt.engine.protocol.events import (
+    DEFAULT_MAX_APPEND_BYTES,
+    AudioChunk,
+    Clear,
+    ClientEvent,
+    Command,
+    Configure,
+    ErrorEvent,
+    Flush,
+    InputAudioBufferAppend,
+    InputAudioBufferClear,
+    InputAudioBufferCleared,
+    InputAudioBufferCommit,
+    InputAudioBufferCommitted,
+    InputAudioBufferSpeechStarted,
+    InputAudioBufferSpeechStopped,
+    ProtocolError,
+    ServerEvent,
+    SessionCreated,
+    SessionUpdate,
+    SessionUpdated,
+    TranscriptionCompleted,
+    TranscriptionDelta,
+    TranscriptionTentative,
+    new_id,
+    parse_client_event,
+)
+from desktop_rt.engine.protocol.session_config import SessionConfig, SessionPatch, describe_format
 from desktop_rt.errors import DesktopRtError
 
 __all__ = [
@@ -64,7 +84,7 @@ class SessionStateError(DesktopRtError, RuntimeError):
 @dataclass(frozen=True)
 class SessionLimits:
     """``max_backlog_seconds``: audio handed to the worker and not yet consumed;
-    ``max_append_bytes``: base64 characters in one append.    """
+    ``max_append_bytes``: base64 characters in one append."""
 
     max_backlog_seconds: float = 30.0
     max_append_bytes: int = DEFAULT_MAX_APPEND_BYTES
@@ -157,7 +177,9 @@ class RealtimeSession:
         self._require_started()
         try:
             event = parse_client_event(
-                message, audio_format=self.config.format, max_append_bytes=self.limits.max_append_bytes
+                message,
+                audio_format=self.config.format,
+                max_append_bytes=self.limits.max_append_bytes,
             )
         except ProtocolError as exc:
             self._events.append(ErrorEvent.from_error(exc))
@@ -181,7 +203,9 @@ class RealtimeSession:
             exc.event_id = exc.event_id or event.event_id
             self._events.append(ErrorEvent.from_error(exc))
 
-    def recognizer_words(self, item_id: str, committed: Sequence[Word], tentative: Sequence[Word]) -> None:
+    def recognizer_words(
+        self, item_id: str, committed: Sequence[Word], tentative: Sequence[Word]
+    ) -> None:
         """Newly committed words (sent as a delta) and the current tentative ones of an item."""
         item = self._flushing.get(item_id) or (self._open if item_id == self._open.id else None)
         if item is None:
@@ -206,7 +230,9 @@ class RealtimeSession:
         """Report a recognizer error. The worker still answers every Flush (with no words if
         need be), so items complete and ``wants_close`` still comes."""
         self._events.append(
-            ErrorEvent(f"transcription failed: {message}", "recognizer_failed", error_type="server_error")
+            ErrorEvent(
+                f"transcription failed: {message}", "recognizer_failed", error_type="server_error"
+            )
         )
 
     def audio_consumed(self, seconds: float) -> None:
@@ -237,7 +263,7 @@ class RealtimeSession:
     def _require_input(self, what: str) -> None:
         if self._state is SessionState.INPUT_ENDED:
             raise ProtocolError(
-                f"{what}: the input has ended (after a commit with \"final\": true); open a new session "
+                f'{what}: the input has ended (after a commit with "final": true); open a new session '
                 "to send more audio",
                 code="input_ended",
             )
@@ -246,7 +272,9 @@ class RealtimeSession:
         old = self.config
         new = old.apply(patch)
         # The only step that can fail comes first, so a failed update changes nothing.
-        scorer = self._vad_scorer() if new.turn_detection is not None and self._gate is None else None
+        scorer = (
+            self._vad_scorer() if new.turn_detection is not None and self._gate is None else None
+        )
         if new.format != old.format:
             if self._state is not SessionState.INPUT_ENDED:
                 self._take_audio(self._decoder.flush())
@@ -277,7 +305,9 @@ class RealtimeSession:
                 raise ProtocolError(
                     f"server_vad is unavailable on this server ({exc}); set turn_detection to null and commit "
                     "manually",
-                    code="vad_unavailable", param="session.audio.input.turn_detection", type="server_error",
+                    code="vad_unavailable",
+                    param="session.audio.input.turn_detection",
+                    type="server_error",
                 ) from None
         else:
             self._scorer.reset()
@@ -294,12 +324,14 @@ class RealtimeSession:
             raise ProtocolError(
                 f"input_audio_buffer.append: {len(raw)} bytes of audio, more than the {max_raw} allowed in one "
                 "append; send smaller chunks",
-                code="audio_too_large", param="audio",
+                code="audio_too_large",
+                param="audio",
             )
         if fmt.type == PCM16 and len(raw) % 2:
             raise ProtocolError(
                 f"input_audio_buffer.append: {expected}; got {len(raw)} bytes, an odd count (2 bytes per sample)",
-                code="invalid_audio", param="audio",
+                code="invalid_audio",
+                param="audio",
             )
         seconds = len(raw) / fmt.bytes_per_sample / fmt.rate
         limit = self.limits.max_backlog_seconds
@@ -307,14 +339,16 @@ class RealtimeSession:
             raise ProtocolError(
                 f"input_audio_buffer.append: {seconds:.1f} s of audio in one append, more than the {limit:g} s "
                 "allowed; send smaller chunks",
-                code="audio_too_large", param="audio",
+                code="audio_too_large",
+                param="audio",
             )
         if self._backlog + seconds > limit:
             raise ProtocolError(
                 f"input_audio_buffer.append: audio dropped: the client sends audio faster than the model "
                 f"transcribes it ({self._backlog:.1f} s are waiting, at most {limit:g} s may). Send audio no "
                 "faster than real time, or wait for transcripts before sending more",
-                code="audio_backlog_full", param="audio",
+                code="audio_backlog_full",
+                param="audio",
             )
         if self._gate is None:
             self._open.appended = True
@@ -341,11 +375,14 @@ class RealtimeSession:
         # bound is enforced here, on what really goes to the worker.
         room = max(0, int((self.limits.max_backlog_seconds - self._backlog) * SAMPLE_RATE + 1e-6))
         if len(samples) > room:
-            self._events.append(ErrorEvent(
-                f"audio dropped: {(len(samples) - room) / SAMPLE_RATE:.3f} s did not fit in the "
-                f"{self.limits.max_backlog_seconds:g} s backlog; send audio no faster than real time",
-                "audio_backlog_full", "audio",
-            ))
+            self._events.append(
+                ErrorEvent(
+                    f"audio dropped: {(len(samples) - room) / SAMPLE_RATE:.3f} s did not fit in the "
+                    f"{self.limits.max_backlog_seconds:g} s backlog; send audio no faster than real time",
+                    "audio_backlog_full",
+                    "audio",
+                )
+            )
             samples = samples[:room]
         if len(samples):
             self._open.samples += len(samples)

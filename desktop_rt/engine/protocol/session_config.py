@@ -13,9 +13,16 @@ import enum
 import math
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
-from desktop_rt.engine.audio.codecs import PCM16, PCMA, PCMU, SAMPLE_RATE, SUPPORTED_FORMATS, AudioFormat
+from desktop_rt.engine.audio.codecs import (
+    PCM16,
+    PCMA,
+    PCMU,
+    SAMPLE_RATE,
+    SUPPORTED_FORMATS,
+    AudioFormat,
+)
 from desktop_rt.engine.audio.vad import TurnDetectorSettings
 from desktop_rt.errors import DesktopRtError
 
@@ -88,7 +95,9 @@ Unset = Literal[_Unset.UNSET]
 
 def describe_format(fmt: AudioFormat) -> str:
     """What a client must send, in words: "PCM16 little-endian mono at 24000 Hz"."""
-    kind = {PCM16: "PCM16 little-endian", PCMU: "G.711 mu-law", PCMA: "G.711 A-law"}.get(fmt.type, fmt.type)
+    kind = {PCM16: "PCM16 little-endian", PCMU: "G.711 mu-law", PCMA: "G.711 A-law"}.get(
+        fmt.type, fmt.type
+    )
     return f"{kind} mono at {fmt.rate} Hz"
 
 
@@ -100,10 +109,10 @@ class SessionPatch:
     session ignores it; the server may use it to choose a model before the session exists.
     """
 
-    format: Union[AudioFormat, Unset] = UNSET
-    language: Union[str, None, Unset] = UNSET
-    prompt: Union[str, None, Unset] = UNSET
-    turn_detection: Union[TurnDetectorSettings, None, Unset] = UNSET
+    format: AudioFormat | Unset = UNSET
+    language: str | None | Unset = UNSET
+    prompt: str | None | Unset = UNSET
+    turn_detection: TurnDetectorSettings | None | Unset = UNSET
     model: str | None = None
 
 
@@ -118,7 +127,7 @@ class SessionConfig:
     prompt: str | None = None
     turn_detection: TurnDetectorSettings | None = None
 
-    def apply(self, patch: SessionPatch) -> "SessionConfig":
+    def apply(self, patch: SessionPatch) -> SessionConfig:
         """The settings after ``patch``; the model never changes."""
         changes = {
             name: getattr(patch, name)
@@ -146,7 +155,11 @@ class SessionConfig:
             "audio": {
                 "input": {
                     "format": fmt,
-                    "transcription": {"model": self.model, "language": self.language, "prompt": self.prompt},
+                    "transcription": {
+                        "model": self.model,
+                        "language": self.language,
+                        "prompt": self.prompt,
+                    },
                     "turn_detection": turn,
                     # Accepted in updates, never applied: the session reports what it does.
                     "noise_reduction": None,
@@ -160,13 +173,19 @@ def _type_name(value: object) -> str:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
-    return {dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a number"}.get(
-        type(value), type(value).__name__
-    )
+    return {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+    }.get(type(value), type(value).__name__)
 
 
 def _invalid_type(param: str, expected: str, value: object) -> ProtocolError:
-    return ProtocolError(f"'{param}' must be {expected}, not {_type_name(value)}", code="invalid_type", param=param)
+    return ProtocolError(
+        f"'{param}' must be {expected}, not {_type_name(value)}", code="invalid_type", param=param
+    )
 
 
 def _object(value: object, param: str) -> dict[str, Any]:
@@ -190,7 +209,13 @@ def _int(value: object, param: str, low: int, high: int, what: str) -> int:
 
 
 def _rate(value: object, param: str) -> int:
-    return _int(value, param, MIN_RATE, MAX_RATE, f"a sample rate from {MIN_RATE} to {MAX_RATE} Hz, e.g. 24000")
+    return _int(
+        value,
+        param,
+        MIN_RATE,
+        MAX_RATE,
+        f"a sample rate from {MIN_RATE} to {MAX_RATE} Hz, e.g. 24000",
+    )
 
 
 def _format(value: object, param: str) -> AudioFormat:
@@ -200,13 +225,16 @@ def _format(value: object, param: str) -> AudioFormat:
         raise _invalid_type(f"{param}.type", "a string", kind)
     if kind not in SUPPORTED_FORMATS:
         raise ProtocolError(
-            f"'{param}.type' must be one of {', '.join(SUPPORTED_FORMATS)}; got '{kind}'", param=f"{param}.type"
+            f"'{param}.type' must be one of {', '.join(SUPPORTED_FORMATS)}; got '{kind}'",
+            param=f"{param}.type",
         )
     rate = obj.get("rate")
     if kind == PCM16:
         return AudioFormat(PCM16, OPENAI_PCM_RATE if rate is None else _rate(rate, f"{param}.rate"))
     if rate is not None and _rate(rate, f"{param}.rate") != G711_RATE:
-        raise ProtocolError(f"'{param}.rate' must be {G711_RATE} for {kind} (G.711 is 8 kHz)", param=f"{param}.rate")
+        raise ProtocolError(
+            f"'{param}.rate' must be {G711_RATE} for {kind} (G.711 is 8 kHz)", param=f"{param}.rate"
+        )
     return AudioFormat(kind, G711_RATE)
 
 
@@ -214,7 +242,9 @@ def _beta_format(value: object, param: str) -> AudioFormat:
     if not isinstance(value, str):
         raise _invalid_type(param, "a string", value)
     if value not in _BETA_FORMATS:
-        raise ProtocolError(f"'{param}' must be one of {', '.join(_BETA_FORMATS)}; got '{value}'", param=param)
+        raise ProtocolError(
+            f"'{param}' must be one of {', '.join(_BETA_FORMATS)}; got '{value}'", param=param
+        )
     return _BETA_FORMATS[value]
 
 
@@ -223,7 +253,9 @@ def _language(value: object, param: str) -> str | None:
     if not value:
         return None
     if not _LANGUAGE.fullmatch(value):
-        raise ProtocolError(f"'{param}' must be a language code such as 'en' or 'de', or null", param=param)
+        raise ProtocolError(
+            f"'{param}' must be a language code such as 'en' or 'de', or null", param=param
+        )
     return value
 
 
@@ -245,18 +277,26 @@ def _turn_detection(value: object, param: str) -> TurnDetectorSettings | None:
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
         raise _invalid_type(f"{param}.threshold", "a number from 0 to 1", threshold)
     if not (math.isfinite(threshold) and 0.0 <= threshold <= 1.0):
-        raise ProtocolError(f"'{param}.threshold' must be from 0 to 1; got {threshold}", param=f"{param}.threshold")
+        raise ProtocolError(
+            f"'{param}.threshold' must be from 0 to 1; got {threshold}", param=f"{param}.threshold"
+        )
     padding = obj.get("prefix_padding_ms", default.prefix_padding_ms)
     silence = obj.get("silence_duration_ms", default.silence_duration_ms)
     return TurnDetectorSettings(
         threshold=float(threshold),
         prefix_padding_ms=_int(
             default.prefix_padding_ms if padding is None else padding,
-            f"{param}.prefix_padding_ms", 0, _MAX_PADDING_MS, f"from 0 to {_MAX_PADDING_MS} ms",
+            f"{param}.prefix_padding_ms",
+            0,
+            _MAX_PADDING_MS,
+            f"from 0 to {_MAX_PADDING_MS} ms",
         ),
         silence_duration_ms=_int(
             default.silence_duration_ms if silence is None else silence,
-            f"{param}.silence_duration_ms", 0, _MAX_SILENCE_MS, f"from 0 to {_MAX_SILENCE_MS} ms",
+            f"{param}.silence_duration_ms",
+            0,
+            _MAX_SILENCE_MS,
+            f"from 0 to {_MAX_SILENCE_MS} ms",
         ),
     )
 
@@ -268,7 +308,8 @@ def _noise_reduction(value: object, param: str) -> None:
     kind = _object(value, param).get("type")
     if kind not in _NOISE_REDUCTION_TYPES:
         raise ProtocolError(
-            f"'{param}.type' must be one of {', '.join(_NOISE_REDUCTION_TYPES)}", param=f"{param}.type"
+            f"'{param}.type' must be one of {', '.join(_NOISE_REDUCTION_TYPES)}",
+            param=f"{param}.type",
         )
 
 
@@ -306,7 +347,9 @@ def parse_session_patch(value: object, param: str = "session") -> SessionPatch:
     if "input_audio_format" in obj:
         fields["format"] = _beta_format(obj["input_audio_format"], f"{param}.input_audio_format")
     if "input_audio_transcription" in obj:
-        _transcription(obj["input_audio_transcription"], f"{param}.input_audio_transcription", fields)
+        _transcription(
+            obj["input_audio_transcription"], f"{param}.input_audio_transcription", fields
+        )
     if "turn_detection" in obj:
         fields["turn_detection"] = _turn_detection(obj["turn_detection"], f"{param}.turn_detection")
     if "input_audio_noise_reduction" in obj:
@@ -323,7 +366,9 @@ def parse_session_patch(value: object, param: str = "session") -> SessionPatch:
             if "transcription" in audio_in:
                 _transcription(audio_in["transcription"], f"{where}.transcription", fields)
             if "turn_detection" in audio_in:
-                fields["turn_detection"] = _turn_detection(audio_in["turn_detection"], f"{where}.turn_detection")
+                fields["turn_detection"] = _turn_detection(
+                    audio_in["turn_detection"], f"{where}.turn_detection"
+                )
             if "noise_reduction" in audio_in:
                 _noise_reduction(audio_in["noise_reduction"], f"{where}.noise_reduction")
     return SessionPatch(**fields)

@@ -26,7 +26,14 @@ from pathlib import Path
 from desktop_rt.paths import data_dir
 from desktop_rt.timestamps import now_iso
 
-__all__ = ["ACTIVITY_FILE", "ActivityRow", "ActivityMeter", "ActivityLog", "activity_path", "activity_timestamp"]
+__all__ = [
+    "ACTIVITY_FILE",
+    "ActivityRow",
+    "ActivityMeter",
+    "ActivityLog",
+    "activity_path",
+    "activity_timestamp",
+]
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +41,12 @@ ACTIVITY_FILE = "activity.sqlite3"
 COMPLETED = "conversation.item.input_audio_transcription.completed"
 _APPEND = "input_audio_buffer.append"
 _UPDATES = ("session.update", "transcription_session.update")
-_SESSION_EVENTS = ("session.created", "session.updated", "transcription_session.created",
-                   "transcription_session.updated")
+_SESSION_EVENTS = (
+    "session.created",
+    "session.updated",
+    "transcription_session.created",
+    "transcription_session.updated",
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS activity (
@@ -53,8 +64,18 @@ CREATE TABLE IF NOT EXISTS activity (
 );
 CREATE INDEX IF NOT EXISTS activity_by_end ON activity (ended_at);
 """
-_COLUMNS = ("session_id", "started_at", "ended_at", "model", "client", "audio_seconds", "items", "words",
-            "close_code", "close_reason")
+_COLUMNS = (
+    "session_id",
+    "started_at",
+    "ended_at",
+    "model",
+    "client",
+    "audio_seconds",
+    "items",
+    "words",
+    "close_code",
+    "close_reason",
+)
 
 
 def activity_path() -> Path:
@@ -112,7 +133,11 @@ class ActivityMeter:
                 self._read_format(session)
 
     def server_frame(self, frame: str | bytes) -> None:
-        if isinstance(frame, str) and len(frame) < 1 << 20 and ('"session' in frame or COMPLETED in frame):
+        if (
+            isinstance(frame, str)
+            and len(frame) < 1 << 20
+            and ('"session' in frame or COMPLETED in frame)
+        ):
             event = _json_object(frame)
             if event is not None:
                 self.server_event(event)
@@ -128,15 +153,23 @@ class ActivityMeter:
         head = frame[:200]
         if _APPEND in head or _APPEND in frame[-200:]:
             event = _json_object(frame)
-            audio = event.get("audio") if event is not None and event.get("type") == _APPEND else None
+            audio = (
+                event.get("audio") if event is not None and event.get("type") == _APPEND else None
+            )
             if isinstance(audio, str):
                 try:
-                    self.audio_seconds += len(base64.b64decode(audio, validate=True)) / self._bytes_per_second
+                    self.audio_seconds += (
+                        len(base64.b64decode(audio, validate=True)) / self._bytes_per_second
+                    )
                 except (ValueError, binascii.Error):
                     pass
         elif "update" in head and len(frame) < 1 << 20:
             event = _json_object(frame)
-            if event is not None and event.get("type") in _UPDATES and isinstance(event.get("session"), dict):
+            if (
+                event is not None
+                and event.get("type") in _UPDATES
+                and isinstance(event.get("session"), dict)
+            ):
                 self._client_format |= self._read_format(event["session"])
 
     def _read_format(self, session: dict) -> bool:
@@ -150,7 +183,9 @@ class ActivityMeter:
             if kind in ("audio/pcmu", "audio/pcma"):
                 self._bytes_per_second = 8_000
             else:
-                self._bytes_per_second = 2 * (rate if isinstance(rate, int) and rate > 0 else 24_000)
+                self._bytes_per_second = 2 * (
+                    rate if isinstance(rate, int) and rate > 0 else 24_000
+                )
             return True
         if isinstance(beta, str):
             self._bytes_per_second = 8_000 if beta.startswith("g711") else 24_000 * 2

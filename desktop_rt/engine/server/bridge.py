@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from typing import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import numpy as np
 
@@ -150,7 +150,7 @@ class LocalSession:
     def __init__(
         self,
         loop: asyncio.AbstractEventLoop,
-        make_bridge: Callable[["LocalSession"], "SessionBridge | Awaitable[SessionBridge | None]"],
+        make_bridge: Callable[[LocalSession], SessionBridge | Awaitable[SessionBridge | None]],
     ):
         self._loop = loop
         self._bridge: SessionBridge | None = None

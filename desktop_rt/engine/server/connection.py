@@ -21,7 +21,8 @@ import asyncio
 import collections
 import json
 import logging
-from typing import TYPE_CHECKING, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from websockets.exceptions import ConnectionClosed
 
@@ -46,7 +47,11 @@ __all__ = ["FrameInbox", "RealtimeConnection", "model_named_in", "UPDATE_TYPES"]
 log = logging.getLogger(__name__)
 
 UPDATE_TYPES = ("session.update", "transcription_session.update")
-_MODEL_PATHS = (("model",), ("audio", "input", "transcription", "model"), ("input_audio_transcription", "model"))
+_MODEL_PATHS = (
+    ("model",),
+    ("audio", "input", "transcription", "model"),
+    ("input_audio_transcription", "model"),
+)
 _MAX_UPDATE_CHARS = 1 << 20
 EOF = None
 
@@ -113,9 +118,16 @@ class FrameInbox:
 
 
 class _Refusal(Exception):
-    def __init__(self, code: str, message: str, close_code: int, error_type: str = "invalid_request_error"):
+    def __init__(
+        self, code: str, message: str, close_code: int, error_type: str = "invalid_request_error"
+    ):
         super().__init__(message)
-        self.code, self.message, self.close_code, self.error_type = code, message, close_code, error_type
+        self.code, self.message, self.close_code, self.error_type = (
+            code,
+            message,
+            close_code,
+            error_type,
+        )
 
 
 class _ClientLeft(Exception):
@@ -125,7 +137,7 @@ class _ClientLeft(Exception):
 class RealtimeConnection:
     """See the module docstring. ``run()`` returns once the connection is over."""
 
-    def __init__(self, server: "RealtimeServer", ws, admission: Admission):
+    def __init__(self, server: RealtimeServer, ws, admission: Admission):
         self.server = server
         self.ws = ws
         self.admission = admission
@@ -262,14 +274,19 @@ class RealtimeConnection:
 
     async def _proxy(self, lease: Lease) -> None:
         runtime: CommandRuntime = lease.runtime
-        proxy = UpstreamProxy(self.ws, runtime.realtime_url(self.ws.request.path), self.meter, self.ws.subprotocol)
+        proxy = UpstreamProxy(
+            self.ws, runtime.realtime_url(self.ws.request.path), self.meter, self.ws.subprotocol
+        )
         lease.on_revoke = lambda message: self._spawn_end(message)
         try:
             await proxy.connect()
         except ModelLoadError as exc:
             raise ModelLoadError(f"{exc} (its command: {runtime.entry.cmd})") from None
         code, closed_by = await proxy.run(self.inbox)
-        self.reason = self.reason or f"{'the model server' if closed_by == 'upstream' else 'the client'} closed ({code})"
+        self.reason = (
+            self.reason
+            or f"{'the model server' if closed_by == 'upstream' else 'the client'} closed ({code})"
+        )
 
     def _spawn_end(self, message: str) -> None:
         """The model was unloaded by hand: tell the client, then close."""
@@ -278,7 +295,9 @@ class RealtimeConnection:
 
         async def end() -> None:
             try:
-                await self.ws.send(to_json(ErrorEvent(message, "model_unloaded", "model", "server_error")))
+                await self.ws.send(
+                    to_json(ErrorEvent(message, "model_unloaded", "model", "server_error"))
+                )
                 await self.ws.close(1001, "model unloaded")
             except ConnectionClosed:
                 pass
@@ -312,7 +331,9 @@ class RealtimeConnection:
 
         session = server._new_session(lease.model_id)
         self.meter.session_id = session.session_id
-        bridge = SessionBridge(session, lease.runtime.worker, asyncio.get_running_loop(), sink, closed)
+        bridge = SessionBridge(
+            session, lease.runtime.worker, asyncio.get_running_loop(), sink, closed
+        )
         server._bridges.add(bridge)
         lease.on_revoke = revoke
         writer = asyncio.ensure_future(self._write(outbox, wake, finished, close))
@@ -338,7 +359,9 @@ class RealtimeConnection:
                 pass
             self.meter.audio_seconds = session.received_seconds
 
-    async def _write(self, outbox: collections.deque, wake: asyncio.Event, finished: asyncio.Event, close: dict) -> None:
+    async def _write(
+        self, outbox: collections.deque, wake: asyncio.Event, finished: asyncio.Event, close: dict
+    ) -> None:
         """Send events in order; after the session asked to close, send the rest then close."""
         while True:
             await wake.wait()
@@ -358,10 +381,22 @@ class RealtimeConnection:
         rcvd = self.ws.protocol.close_rcvd
         code = self.close_code or (rcvd.code if rcvd is not None else self.ws.close_code)
         if self.reason is None:
-            self.reason = "the server stopped" if self.server.stopping else f"the client closed ({code})"
+            self.reason = (
+                "the server stopped" if self.server.stopping else f"the client closed ({code})"
+            )
         address = self.ws.remote_address
         client = f"{address[0]}:{address[1]}" if address else "unknown"
-        activity.record(ActivityRow(
-            self.meter.session_id, self.started_at, activity_timestamp(), self.model, client,
-            round(self.meter.audio_seconds, 3), self.meter.items, self.meter.words, code, self.reason,
-        ))
+        activity.record(
+            ActivityRow(
+                self.meter.session_id,
+                self.started_at,
+                activity_timestamp(),
+                self.model,
+                client,
+                round(self.meter.audio_seconds, 3),
+                self.meter.items,
+                self.meter.words,
+                code,
+                self.reason,
+            )
+        )

@@ -25,9 +25,10 @@ from __future__ import annotations
 import hmac
 import json
 import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 __all__ = [
@@ -58,7 +59,9 @@ def is_loopback_host(host: str | None) -> bool:
     if host in _LOOPBACK_HOSTS:
         return True
     parts = host.split(".")
-    return len(parts) == 4 and parts[0] == "127" and all(p.isdigit() and int(p) < 256 for p in parts)
+    return (
+        len(parts) == 4 and parts[0] == "127" and all(p.isdigit() and int(p) < 256 for p in parts)
+    )
 
 
 def is_loopback_origin(origin: str) -> bool:
@@ -106,7 +109,11 @@ def presented_keys(headers: Mapping[str, str] | object, subprotocols: Sequence[s
         scheme, _, rest = value.partition(" ")
         keys.append(rest.strip() if scheme.lower() == "bearer" and rest.strip() else value)
     keys += [v.strip() for v in api_key if v]
-    keys += [p[len(KEY_SUBPROTOCOL_PREFIX) :] for p in subprotocols if p.startswith(KEY_SUBPROTOCOL_PREFIX)]
+    keys += [
+        p[len(KEY_SUBPROTOCOL_PREFIX) :]
+        for p in subprotocols
+        if p.startswith(KEY_SUBPROTOCOL_PREFIX)
+    ]
     return keys
 
 
@@ -133,9 +140,13 @@ def choose_subprotocol(offered: Sequence[str]) -> str | None:
     return plain[0] if plain else offered[0]
 
 
-def error_body(message: str, type_: str, code: str | None = None, param: str | None = None, **extra: Any) -> str:
+def error_body(
+    message: str, type_: str, code: str | None = None, param: str | None = None, **extra: Any
+) -> str:
     """The OpenAI error shape: ``{"error": {"message", "type", "code", "param", **extra}}``."""
-    return json.dumps({"error": {"message": message, "type": type_, "code": code, "param": param, **extra}})
+    return json.dumps(
+        {"error": {"message": message, "type": type_, "code": code, "param": param, **extra}}
+    )
 
 
 def json_response(connection, status: HTTPStatus, body: str):
@@ -183,7 +194,9 @@ class HandshakeGate:
                 ),
             )
         if path == "/health":
-            return self._json(connection, HTTPStatus.OK, json.dumps({"status": "ok", **self.health()}))
+            return self._json(
+                connection, HTTPStatus.OK, json.dumps({"status": "ok", **self.health()})
+            )
         if path not in (REALTIME_PATH, "/v1/models", "/models", *self.routes):
             return self._json(
                 connection,
@@ -229,7 +242,10 @@ class HandshakeGate:
         ids = list(self.model_ids()) if self.model_ids is not None else [self.model_id]
         return {
             "object": "list",
-            "data": [{"id": i, "object": "model", "created": self.created, "owned_by": "desktop-rt"} for i in ids],
+            "data": [
+                {"id": i, "object": "model", "created": self.created, "owned_by": "desktop-rt"}
+                for i in ids
+            ],
         }
 
     async def _answer(self, connection, pending: Awaitable[tuple[HTTPStatus, dict]]):

@@ -23,7 +23,9 @@ __all__ = ["activity_route", "unload_route"]
 
 
 def _error(message: str, code: str, param: str | None = None) -> dict:
-    return {"error": {"message": message, "type": "invalid_request_error", "code": code, "param": param}}
+    return {
+        "error": {"message": message, "type": "invalid_request_error", "code": code, "param": param}
+    }
 
 
 def _query(request) -> dict[str, list[str]]:
@@ -37,7 +39,9 @@ async def activity_route(activity: ActivityLog | None, request) -> tuple[HTTPSta
         if not 1 <= limit <= 1000:
             raise ValueError
     except ValueError:
-        return HTTPStatus.BAD_REQUEST, _error("limit must be a whole number from 1 to 1000", "invalid_value", "limit")
+        return HTTPStatus.BAD_REQUEST, _error(
+            "limit must be a whole number from 1 to 1000", "invalid_value", "limit"
+        )
     rows = []
     if activity is not None:
         rows = await asyncio.wrap_future(activity.rows_future(limit, query.get("model", [None])[0]))
@@ -47,11 +51,14 @@ async def activity_route(activity: ActivityLog | None, request) -> tuple[HTTPSta
 async def unload_route(router: ModelRouter, request) -> tuple[HTTPStatus, dict]:
     headers = request.headers
     if headers.get("Origin") is not None or headers.get("Sec-Fetch-Site") not in (None, "none"):
-        return HTTPStatus.FORBIDDEN, _error("/unload cannot be called from a web page", "origin_not_allowed")
+        return HTTPStatus.FORBIDDEN, _error(
+            "/unload cannot be called from a web page", "origin_not_allowed"
+        )
     model = _query(request).get("model", [None])[0]
     try:
         stopped = await router.unload(model)
     except UnknownModelError:
-        return HTTPStatus.NOT_FOUND, _error(f"No model '{model}' here; models: {', '.join(router.ids)}.",
-                                            "model_not_found", "model")
+        return HTTPStatus.NOT_FOUND, _error(
+            f"No model '{model}' here; models: {', '.join(router.ids)}.", "model_not_found", "model"
+        )
     return HTTPStatus.OK, {"unloaded": stopped}

@@ -23,10 +23,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from pathlib import Path
-from typing import Callable
 
 from websockets.asyncio.server import ServerConnection, serve
 
@@ -127,8 +127,10 @@ class RealtimeServer:
             health=self._health,
             model_ids=lambda: self.catalog.ids,
             admit=self._admit,
-            routes={"/v1/activity": lambda request: activity_route(self.activity, request),
-                    "/unload": lambda request: unload_route(self.router, request)},
+            routes={
+                "/v1/activity": lambda request: activity_route(self.activity, request),
+                "/unload": lambda request: unload_route(self.router, request),
+            },
         )
 
     # ---- lifecycle -------------------------------------------------------------------------
@@ -152,7 +154,9 @@ class RealtimeServer:
         cfg = self.config
         catalog = cfg.models or ModelsConfig(entries=())
         if catalog.get(cfg.model_id) is None:  # the primary is served whatever the file says
-            kind = "llama" if cfg.model_id.lower().endswith(".gguf") else "whisper"  # as describe_model names it
+            kind = (
+                "llama" if cfg.model_id.lower().endswith(".gguf") else "whisper"
+            )  # as describe_model names it
             entry = ModelEntry(cfg.model_id, kind, embedded=cfg.model_id == DEFAULT_MODEL_ID)
             catalog = replace(catalog, entries=(entry, *catalog.entries))
         return catalog
@@ -161,10 +165,17 @@ class RealtimeServer:
         entry = self.catalog.get(self.config.model_id)
         streaming = entry_streaming(entry, self.config.streaming)
         runtime = (
-            InProcessRuntime(entry.id, lambda: self._provider, owns_backend=False, streaming=streaming,
-                             worker=self.config.worker)
+            InProcessRuntime(
+                entry.id,
+                lambda: self._provider,
+                owns_backend=False,
+                streaming=streaming,
+                worker=self.config.worker,
+            )
             if isinstance(self._provider, AsrBackend)
-            else InProcessRuntime(entry.id, self._provider, streaming=streaming, worker=self.config.worker)
+            else InProcessRuntime(
+                entry.id, self._provider, streaming=streaming, worker=self.config.worker
+            )
         )
         self._primary = runtime
         return runtime
@@ -175,8 +186,12 @@ class RealtimeServer:
             return self._primary_runtime()
         if entry.backend == "command":
             return CommandRuntime(entry)
-        return InProcessRuntime(entry.id, entry_loader(entry), streaming=entry_streaming(entry, self.config.streaming),
-                                worker=self.config.worker)
+        return InProcessRuntime(
+            entry.id,
+            entry_loader(entry),
+            streaming=entry_streaming(entry, self.config.streaming),
+            worker=self.config.worker,
+        )
 
     def start(self) -> None:
         """Load the primary model, then listen; returns once listening."""
@@ -190,12 +205,16 @@ class RealtimeServer:
             )
         primary = self._primary_runtime()
         primary.start_now()
-        self.router = ModelRouter(self.catalog, self._make_runtime, preloaded={cfg.model_id: primary})
+        self.router = ModelRouter(
+            self.catalog, self._make_runtime, preloaded={cfg.model_id: primary}
+        )
         self.activity = ActivityLog(cfg.activity_path) if cfg.record_activity else None
         self.stopping = False
         self._ready.clear()
         self._start_error = None
-        self._thread = threading.Thread(target=self._thread_main, name="desktop-rt-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._thread_main, name="desktop-rt-server", daemon=True
+        )
         self._thread.start()
         self._ready.wait()
         if self._start_error is not None:
@@ -214,7 +233,9 @@ class RealtimeServer:
         """Close every connection and local session, unload every model, stop the threads."""
         loop, thread = self._loop, self._thread
         if thread is threading.current_thread():
-            raise ServerError("stop() was called on the server's own thread; call it from another thread")
+            raise ServerError(
+                "stop() was called on the server's own thread; call it from another thread"
+            )
         self.stopping = True
         if loop is not None and thread is not None and thread.is_alive():
             try:
@@ -227,7 +248,7 @@ class RealtimeServer:
         self._ready.clear()
         self._shutdown_models()
 
-    def __enter__(self) -> "RealtimeServer":
+    def __enter__(self) -> RealtimeServer:
         self.start()
         return self
 
@@ -309,19 +330,28 @@ class RealtimeServer:
         if loop is None or self.router is None:
             raise ServerError("the server is not running")
         if threading.current_thread() is self._thread:
-            raise ServerError("unload_model() was called on the server's own thread; await router.unload()")
+            raise ServerError(
+                "unload_model() was called on the server's own thread; await router.unload()"
+            )
         return asyncio.run_coroutine_threadsafe(self.router.unload(model_id), loop).result(timeout)
 
     def _admit(self, connection: ServerConnection, request):
         """Handshake: take a concurrency slot for the connection, or refuse it with 429."""
         requested = HandshakeGate.requested_model(request.path)
         ids = self.router.ids
-        model = requested if requested in ids else ids[0] if not requested and len(ids) == 1 else None
+        model = (
+            requested if requested in ids else ids[0] if not requested and len(ids) == 1 else None
+        )
         try:
             admission = self.router.admit(model)
         except LimitReachedError as exc:
-            body = error_body(str(exc), "rate_limit_error", exc.code, "model" if exc.scope == "model" else None,
-                              limit={"scope": exc.scope, "max_sessions": exc.limit, "model": exc.model})
+            body = error_body(
+                str(exc),
+                "rate_limit_error",
+                exc.code,
+                "model" if exc.scope == "model" else None,
+                limit={"scope": exc.scope, "max_sessions": exc.limit, "model": exc.model},
+            )
             return json_response(connection, HTTPStatus.TOO_MANY_REQUESTS, body)
         self._admissions[connection] = admission
         watcher = asyncio.get_running_loop().create_task(self._expire_admission(connection))
@@ -338,9 +368,14 @@ class RealtimeServer:
 
     # ---- sessions --------------------------------------------------------------------------
 
-    def _new_session(self, model_id: str | None = None, emit_tentative: bool = False) -> RealtimeSession:
-        return RealtimeSession(model=model_id or self.config.model_id, limits=self.config.limits,
-                               emit_tentative=emit_tentative)
+    def _new_session(
+        self, model_id: str | None = None, emit_tentative: bool = False
+    ) -> RealtimeSession:
+        return RealtimeSession(
+            model=model_id or self.config.model_id,
+            limits=self.config.limits,
+            emit_tentative=emit_tentative,
+        )
 
     def _track(self, bridge: SessionBridge) -> SessionBridge:
         self._bridges.add(bridge)
@@ -371,22 +406,47 @@ class RealtimeServer:
 
             def finish(reason: str) -> None:
                 if self.activity is not None:
-                    self.activity.record(ActivityRow(meter.session_id, started, activity_timestamp(), model_id, "local",
-                                                     round(meter.audio_seconds, 3), meter.items, meter.words, None,
-                                                     reason))
+                    self.activity.record(
+                        ActivityRow(
+                            meter.session_id,
+                            started,
+                            activity_timestamp(),
+                            model_id,
+                            "local",
+                            round(meter.audio_seconds, 3),
+                            meter.items,
+                            meter.words,
+                            None,
+                            reason,
+                        )
+                    )
                 if on_closed is not None:
                     on_closed()
 
             try:
                 lease = await self.router.acquire(model_id)
             except RouterError as exc:
-                on_event(ErrorEvent(f"The model '{model_id}' cannot be used: {exc}", exc.code, "model", "server_error"))
+                on_event(
+                    ErrorEvent(
+                        f"The model '{model_id}' cannot be used: {exc}",
+                        exc.code,
+                        "model",
+                        "server_error",
+                    )
+                )
                 finish(f"{exc.code}: {exc}")
                 return None
             if not isinstance(lease.runtime, InProcessRuntime):
                 lease.release()
-                on_event(ErrorEvent(f"The model '{model_id}' runs in another program; the window can only use "
-                                    f"models loaded in desktop-rt itself.", "model_not_local", "model", "server_error"))
+                on_event(
+                    ErrorEvent(
+                        f"The model '{model_id}' runs in another program; the window can only use "
+                        f"models loaded in desktop-rt itself.",
+                        "model_not_local",
+                        "model",
+                        "server_error",
+                    )
+                )
                 finish("model_not_local")
                 return None
             state = {"reason": "the session ended"}
@@ -439,21 +499,33 @@ def serve_forever(args) -> int:
     if spec:
         mmproj = getattr(args, "mmproj", None)
         model_id, models = describe_model(spec), None
-        loader = (lambda: open_backend(spec, mmproj=mmproj)) if mmproj else (lambda: open_backend(spec))
+        loader = (
+            (lambda: open_backend(spec, mmproj=mmproj)) if mmproj else (lambda: open_backend(spec))
+        )
     else:
         models = load_models_file(getattr(args, "models_file", None))
         model_id = DEFAULT_MODEL_ID
         loader = entry_loader(models.get(DEFAULT_MODEL_ID))
-    config = ServerConfig(host=args.host, port=args.port, api_key=args.api_key or None, model_id=model_id,
-                          models=models)
+    config = ServerConfig(
+        host=args.host,
+        port=args.port,
+        api_key=args.api_key or None,
+        model_id=model_id,
+        models=models,
+    )
     server = RealtimeServer(config, loader)
     stop = threading.Event()
-    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {
+        sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
         print(f"desktop-rt: loading model {model_id}", flush=True)
         server.start()
         if len(server.catalog.ids) > 1:
-            print(f"desktop-rt: models {', '.join(server.catalog.ids)} (from {models.path})", flush=True)
+            print(
+                f"desktop-rt: models {', '.join(server.catalog.ids)} (from {models.path})",
+                flush=True,
+            )
         print(f"desktop-rt: listening on {server.url}", flush=True)
         # Not one long wait: a signal that lands on a native thread (llama.cpp's, CTranslate2's)
         # only sets a flag, and Python runs the handler once the main thread wakes. A wait

@@ -12,27 +12,53 @@ settings the caller saves (:meth:`ModelsDialog.result_settings`); captions run o
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 from PySide6.QtWidgets import (
-    QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QHeaderView, QInputDialog, QLabel,
-    QMessageBox, QProgressBar, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
 )
 
 from desktop_rt.config import Settings
 from desktop_rt.engine.asr.ct2_folder import check_ctranslate2_dir
-from desktop_rt.engine.models.embedded import DEFAULT_MODEL_ID, EMBEDDED_WHISPER_BASE
 from desktop_rt.engine.models.catalogue import (
-    ModelEntry as FileEntry, ModelSource, ModelsConfig, ModelsFileError, load_models_file, save_models_file,
+    ModelEntry as FileEntry,
 )
+from desktop_rt.engine.models.catalogue import (
+    ModelsConfig,
+    ModelsFileError,
+    ModelSource,
+    load_models_file,
+    save_models_file,
+)
+from desktop_rt.engine.models.embedded import DEFAULT_MODEL_ID, EMBEDDED_WHISPER_BASE
 from desktop_rt.errors import DesktopRtError, ModelError
 from desktop_rt.paths import models_dir
 from desktop_rt.ui.dialogs.settings_dialog import language_combo
 
-__all__ = ["ModelEntry", "model_entries", "ModelsDialog", "DownloadCancelled", "DownloadFn", "hub_download"]
+__all__ = [
+    "ModelEntry",
+    "model_entries",
+    "ModelsDialog",
+    "DownloadCancelled",
+    "DownloadFn",
+    "hub_download",
+]
 
 Progress = Callable[[str, int, "int | None"], None]
 DownloadFn = Callable[[str, str, Progress, Callable[[], bool]], Path]
@@ -43,7 +69,9 @@ class DownloadCancelled(Exception):
     """Raised inside a download function when ``cancelled()`` turned true."""
 
 
-def hub_download(repo: str, model_id: str, progress: Progress, cancelled: Callable[[], bool]) -> Path:
+def hub_download(
+    repo: str, model_id: str, progress: Progress, cancelled: Callable[[], bool]
+) -> Path:
     """The default download function: :func:`download_model` with a progress bar that can cancel."""
     from desktop_rt.engine.models.downloads import download_model, progress_tqdm
 
@@ -80,12 +108,25 @@ def _entry_row(entry: FileEntry) -> ModelEntry:
     if entry.embedded:
         binary = models_dir() / DEFAULT_MODEL_ID / "model.bin"
         installed = binary.is_file() and binary.stat().st_size == EMBEDDED_WHISPER_BASE.size
-        return ModelEntry(DEFAULT_MODEL_ID, entry.id, "whisper (embedded)", EMBEDDED_WHISPER_BASE.size,
-                          "installed" if installed else "assembled from its packages on first use", True,
-                          entry.location)
+        return ModelEntry(
+            DEFAULT_MODEL_ID,
+            entry.id,
+            "whisper (embedded)",
+            EMBEDDED_WHISPER_BASE.size,
+            "installed" if installed else "assembled from its packages on first use",
+            True,
+            entry.location,
+        )
     if entry.backend == "command":
-        return ModelEntry(entry.cmd or "", entry.id, "command", 0, "external server (API clients only)", False,
-                          entry.location)
+        return ModelEntry(
+            entry.cmd or "",
+            entry.id,
+            "command",
+            0,
+            "external server (API clients only)",
+            False,
+            entry.location,
+        )
     paths = [Path(p) for p in (entry.model_path, entry.mmproj) if p]
     missing = [p for p in paths if not p.exists()]
     size = sum(_path_size(p) for p in paths)
@@ -99,7 +140,9 @@ def _entry_row(entry: FileEntry) -> ModelEntry:
             state, usable = str(exc), False
     else:
         state, usable = "ready (API clients only)", False
-    return ModelEntry(entry.model_path or "", entry.id, entry.backend, size, state, usable, entry.location)
+    return ModelEntry(
+        entry.model_path or "", entry.id, entry.backend, size, state, usable, entry.location
+    )
 
 
 def model_entries(config: ModelsConfig) -> list[ModelEntry]:
@@ -111,7 +154,10 @@ def _size(n: int) -> str:
 
 
 def _new_id(path: Path, taken: tuple[str, ...]) -> str:
-    base = re.sub(r"[^A-Za-z0-9._:-]+", "-", path.stem if path.is_file() else path.name).strip("-.") or "model"
+    base = (
+        re.sub(r"[^A-Za-z0-9._:-]+", "-", path.stem if path.is_file() else path.name).strip("-.")
+        or "model"
+    )
     base = base[:100]
     candidate, n = base, 2
     while candidate in taken:
@@ -138,9 +184,14 @@ class DownloadWorker(QObject):
     @Slot()
     def run(self) -> None:
         try:
-            folder = self._fn(self._repo, self._model_id,
-                              lambda name, done, total: self.progress.emit(name, int(done), -1 if total is None else int(total)),
-                              lambda: self._cancel)
+            folder = self._fn(
+                self._repo,
+                self._model_id,
+                lambda name, done, total: self.progress.emit(
+                    name, int(done), -1 if total is None else int(total)
+                ),
+                lambda: self._cancel,
+            )
         except DownloadCancelled:
             self.cancelled.emit()
         except (DesktopRtError, OSError, ValueError, RuntimeError) as exc:
@@ -157,8 +208,14 @@ class ModelsDialog(QDialog):
     download_failed = Signal(str)
     download_cancelled = Signal()
 
-    def __init__(self, settings: Settings, parent=None, *, models_path: Path | None = None,
-                 download_fn: DownloadFn = hub_download):
+    def __init__(
+        self,
+        settings: Settings,
+        parent=None,
+        *,
+        models_path: Path | None = None,
+        download_fn: DownloadFn = hub_download,
+    ):
         super().__init__(parent)
         self.setWindowTitle("Models")
         self.resize(820, 400)
@@ -208,7 +265,9 @@ class ModelsDialog(QDialog):
         note.setStyleSheet("color: palette(mid);")
         form.addRow(note)
         layout.addLayout(form)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
@@ -256,7 +315,9 @@ class ModelsDialog(QDialog):
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
-                if entry.state.startswith("missing") or (entry.kind == "whisper" and not entry.usable):
+                if entry.state.startswith("missing") or (
+                    entry.kind == "whisper" and not entry.usable
+                ):
                     item.setForeground(Qt.GlobalColor.darkRed)
                 self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
@@ -268,8 +329,12 @@ class ModelsDialog(QDialog):
 
     def _selection_changed(self) -> None:
         entry = self._selected()
-        self.use_button.setEnabled(entry is not None and entry.usable and entry.spec != self._chosen)
-        self.remove_button.setEnabled(entry is not None and entry.id != DEFAULT_MODEL_ID and not self.downloading)
+        self.use_button.setEnabled(
+            entry is not None and entry.usable and entry.spec != self._chosen
+        )
+        self.remove_button.setEnabled(
+            entry is not None and entry.id != DEFAULT_MODEL_ID and not self.downloading
+        )
 
     def _save(self, config: ModelsConfig) -> None:
         save_models_file(config, self._models_path)
@@ -277,7 +342,9 @@ class ModelsDialog(QDialog):
 
     # ---- add / remove / use ------------------------------------------------------------------
 
-    def add_local(self, path: str | Path, mmproj: str | Path | None = None, model_id: str | None = None) -> str:
+    def add_local(
+        self, path: str | Path, mmproj: str | Path | None = None, model_id: str | None = None
+    ) -> str:
         """Add a Whisper folder or a GGUF file (with its mmproj) to the models file; its id."""
         path = Path(path).expanduser().resolve()
         if path.is_dir():
@@ -285,15 +352,23 @@ class ModelsDialog(QDialog):
             backend, mm = "whisper", None
         elif path.is_file() and path.suffix.lower() == ".gguf":
             if mmproj is None:
-                raise ModelsFileError(f"{path.name} is a GGUF model: it needs its audio projector (mmproj) file too.")
+                raise ModelsFileError(
+                    f"{path.name} is a GGUF model: it needs its audio projector (mmproj) file too."
+                )
             mm = Path(mmproj).expanduser().resolve()
             if not mm.is_file():
                 raise ModelsFileError(f"The mmproj file {mm} does not exist.")
             backend = "llama"
         else:
-            raise ModelsFileError(f"{path} is neither a CTranslate2 Whisper folder nor a .gguf file.")
+            raise ModelsFileError(
+                f"{path} is neither a CTranslate2 Whisper folder nor a .gguf file."
+            )
         model_id = model_id or _new_id(path, self._config.ids)
-        self._save(self._config.with_entry(FileEntry(model_id, backend, str(path), str(mm) if mm else None)))
+        self._save(
+            self._config.with_entry(
+                FileEntry(model_id, backend, str(path), str(mm) if mm else None)
+            )
+        )
         self.message.setText(f"Added {model_id}.")
         return model_id
 
@@ -328,18 +403,29 @@ class ModelsDialog(QDialog):
 
     def _add_dialog(self) -> None:
         choice = QMessageBox.question(
-            self, "Add a local model", "Add a Whisper model folder (Yes) or a GGUF file with its mmproj (No)?",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No | QMessageBox.StandardButton.Cancel)
+            self,
+            "Add a local model",
+            "Add a Whisper model folder (Yes) or a GGUF file with its mmproj (No)?",
+            QMessageBox.StandardButton.Yes
+            | QMessageBox.StandardButton.No
+            | QMessageBox.StandardButton.Cancel,
+        )
         try:
             if choice == QMessageBox.StandardButton.Yes:
-                folder = QFileDialog.getExistingDirectory(self, "Choose a CTranslate2 Whisper model folder")
+                folder = QFileDialog.getExistingDirectory(
+                    self, "Choose a CTranslate2 Whisper model folder"
+                )
                 if folder:
                     self.add_local(folder)
             elif choice == QMessageBox.StandardButton.No:
-                model, _ = QFileDialog.getOpenFileName(self, "Choose the GGUF model", "", "GGUF (*.gguf)")
+                model, _ = QFileDialog.getOpenFileName(
+                    self, "Choose the GGUF model", "", "GGUF (*.gguf)"
+                )
                 if not model:
                     return
-                mmproj, _ = QFileDialog.getOpenFileName(self, "Choose its mmproj (audio projector)", "", "GGUF (*.gguf)")
+                mmproj, _ = QFileDialog.getOpenFileName(
+                    self, "Choose its mmproj (audio projector)", "", "GGUF (*.gguf)"
+                )
                 if mmproj:
                     self.add_local(model, mmproj)
         except (ModelError, ModelsFileError) as exc:
@@ -393,7 +479,9 @@ class ModelsDialog(QDialog):
     @Slot(str)
     def _on_finished(self, folder: str) -> None:
         try:
-            entry = FileEntry(self._download_id, "whisper", folder, source=ModelSource(self._download_repo))
+            entry = FileEntry(
+                self._download_id, "whisper", folder, source=ModelSource(self._download_repo)
+            )
             self._save(self._config.with_entry(entry))
         except (ModelsFileError, OSError) as exc:
             self._on_failed(str(exc))
@@ -425,8 +513,11 @@ class ModelsDialog(QDialog):
         self._selection_changed()
 
     def _download_dialog(self) -> None:
-        repo, ok = QInputDialog.getText(self, "Download a model",
-                                        "Hugging Face repository (a CTranslate2 Whisper model), e.g. Systran/faster-whisper-small:")
+        repo, ok = QInputDialog.getText(
+            self,
+            "Download a model",
+            "Hugging Face repository (a CTranslate2 Whisper model), e.g. Systran/faster-whisper-small:",
+        )
         if ok and repo.strip():
             self.start_download(repo.strip())
 
@@ -443,4 +534,5 @@ class ModelsDialog(QDialog):
     def result_settings(self) -> Settings:
         t = self._settings.transcription
         return self._settings.with_group(
-            transcription=replace(t, model_id=self._chosen, language=self.language.currentData()))
+            transcription=replace(t, model_id=self._chosen, language=self.language.currentData())
+        )

@@ -10,8 +10,20 @@ from dataclasses import replace
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout,
-    QLabel, QLineEdit, QPushButton, QSlider, QSpinBox, QVBoxLayout,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSlider,
+    QSpinBox,
+    QVBoxLayout,
 )
 
 from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, Settings
@@ -20,10 +32,25 @@ from desktop_rt.ui.widgets.level_meter import LevelMeter
 
 __all__ = ["SettingsDialog", "LANGUAGES"]
 
-LANGUAGES = [(None, "Detect automatically"), ("en", "English"), ("de", "German"), ("fr", "French"),
-             ("es", "Spanish"), ("it", "Italian"), ("pt", "Portuguese"), ("nl", "Dutch"), ("pl", "Polish"),
-             ("ru", "Russian"), ("uk", "Ukrainian"), ("tr", "Turkish"), ("zh", "Chinese"), ("ja", "Japanese"),
-             ("ko", "Korean"), ("ar", "Arabic"), ("hi", "Hindi")]
+LANGUAGES = [
+    (None, "Detect automatically"),
+    ("en", "English"),
+    ("de", "German"),
+    ("fr", "French"),
+    ("es", "Spanish"),
+    ("it", "Italian"),
+    ("pt", "Portuguese"),
+    ("nl", "Dutch"),
+    ("pl", "Polish"),
+    ("ru", "Russian"),
+    ("uk", "Ukrainian"),
+    ("tr", "Turkish"),
+    ("zh", "Chinese"),
+    ("ja", "Japanese"),
+    ("ko", "Korean"),
+    ("ar", "Arabic"),
+    ("hi", "Hindi"),
+]
 
 
 def language_combo(current: str | None) -> QComboBox:
@@ -47,10 +74,12 @@ class SettingsDialog(QDialog):
         form = QFormLayout(audio)
         self.device = QComboBox()
         self.device.addItem("System default", None)
-        for device in (list_input_devices() if devices is None else devices):
+        for device in list_input_devices() if devices is None else devices:
             self.device.addItem(f"{device.name} ({device.hostapi})", device.name)
         if settings.audio.input_device and self.device.findData(settings.audio.input_device) < 0:
-            self.device.addItem(f"{settings.audio.input_device} (not connected)", settings.audio.input_device)
+            self.device.addItem(
+                f"{settings.audio.input_device} (not connected)", settings.audio.input_device
+            )
         self.device.setCurrentIndex(max(0, self.device.findData(settings.audio.input_device)))
         form.addRow("Input device", self.device)
         self.mode = QComboBox()
@@ -127,13 +156,17 @@ class SettingsDialog(QDialog):
         form.addRow(self.require_key)
         form.addRow("API key", key_row)
         self.origins = QLineEdit(", ".join(settings.server.allowed_origins))
-        self.origins.setPlaceholderText("e.g. http://localhost:3000 (browsers from other origins are refused)")
+        self.origins.setPlaceholderText(
+            "e.g. http://localhost:3000 (browsers from other origins are refused)"
+        )
         form.addRow("Allowed web origins", self.origins)
         self.require_key.toggled.connect(self._key_toggled)
         self._key_toggled(self.require_key.isChecked())
         layout.addWidget(server)
 
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
@@ -150,14 +183,28 @@ class SettingsDialog(QDialog):
     def result_settings(self) -> Settings:
         s = self._settings
         key = self.api_key.text().strip() if self.require_key.isChecked() else ""
-        origins = tuple(o.strip() for o in self.origins.text().replace(";", ",").split(",") if o.strip())
+        origins = tuple(
+            o.strip() for o in self.origins.text().replace(";", ",").split(",") if o.strip()
+        )
         return s.with_group(
-            audio=replace(s.audio, input_device=self.device.currentData(), mode=self.mode.currentData()),
-            vad=replace(s.vad, threshold=self.threshold.value() / 100, silence_ms=self.silence.value(),
-                        prefix_padding_ms=self.padding.value()),
+            audio=replace(
+                s.audio, input_device=self.device.currentData(), mode=self.mode.currentData()
+            ),
+            vad=replace(
+                s.vad,
+                threshold=self.threshold.value() / 100,
+                silence_ms=self.silence.value(),
+                prefix_padding_ms=self.padding.value(),
+            ),
             captions=replace(s.captions, font_size=self.font_size.value()),
-            overlay=replace(s.overlay, enabled=self.overlay.isChecked(), font_size=self.overlay_font.value(),
-                            opacity=round(self.overlay_opacity.value(), 2)),
+            overlay=replace(
+                s.overlay,
+                enabled=self.overlay.isChecked(),
+                font_size=self.overlay_font.value(),
+                opacity=round(self.overlay_opacity.value(), 2),
+            ),
             transcription=replace(s.transcription, language=self.language.currentData()),
-            server=replace(s.server, port=self.port.value(), api_key=key or None, allowed_origins=origins),
+            server=replace(
+                s.server, port=self.port.value(), api_key=key or None, allowed_origins=origins
+            ),
         )

@@ -33,8 +33,10 @@ class CaptionView(QTextEdit):
         self.setReadOnly(True)
         self.setUndoRedoEnabled(False)
         self.setFrameShape(QTextEdit.Shape.NoFrame)
-        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
-                                     | Qt.TextInteractionFlag.TextSelectableByKeyboard)
+        self.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.setPlaceholderText("Hold Space or the Talk button, and speak.")
         self.document().setDocumentMargin(18)
@@ -97,9 +99,13 @@ class CaptionView(QTextEdit):
             self._blocks[turn.item_id] = cursor.blockNumber()
         else:
             cursor = QTextCursor(doc.findBlockByNumber(self._blocks[turn.item_id]))
-            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+            cursor.movePosition(
+                QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor
+            )
             cursor.removeSelectedText()
-        cursor.insertText(turn.committed.lstrip() if turn.committed else "", self._committed_format())
+        cursor.insertText(
+            turn.committed.lstrip() if turn.committed else "", self._committed_format()
+        )
         tentative = turn.tentative if turn.committed else turn.tentative.lstrip()
         if tentative:
             cursor.insertText(tentative, self._tentative_format())
@@ -170,13 +176,17 @@ class CaptionView(QTextEdit):
         cursor = QTextCursor(self.document())
         if block.previous().isValid():  # take the paragraph break before it, too
             cursor.setPosition(block.position() - 1)
-            cursor.setPosition(block.position() + block.length() - 1, QTextCursor.MoveMode.KeepAnchor)
+            cursor.setPosition(
+                block.position() + block.length() - 1, QTextCursor.MoveMode.KeepAnchor
+            )
         elif block.next().isValid():
             cursor.setPosition(block.position())
             cursor.setPosition(block.next().position(), QTextCursor.MoveMode.KeepAnchor)
         else:
             cursor.setPosition(block.position())
-            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+            cursor.movePosition(
+                QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor
+            )
         cursor.removeSelectedText()
         for key, value in self._blocks.items():
             if value > number:
@@ -184,7 +194,9 @@ class CaptionView(QTextEdit):
         if self._current == item_id:
             self._current = max(self._blocks, key=self._blocks.get) if self._blocks else None
             if self._current is not None:
-                self._style_block(self._current, current=True, final=self._turns[self._current].final)
+                self._style_block(
+                    self._current, current=True, final=self._turns[self._current].final
+                )
 
     # ---- scrolling -----------------------------------------------------------------------------
 
@@ -207,7 +219,9 @@ class CaptionView(QTextEdit):
     def _place_jump(self) -> None:
         self._jump.adjustSize()
         viewport = self.viewport().geometry()
-        self._jump.move(viewport.right() - self._jump.width() - 12, viewport.bottom() - self._jump.height() - 12)
+        self._jump.move(
+            viewport.right() - self._jump.width() - 12, viewport.bottom() - self._jump.height() - 12
+        )
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
         super().resizeEvent(event)

@@ -11,17 +11,33 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
-    QFileDialog, QHBoxLayout, QInputDialog, QLabel, QLineEdit, QListWidget, QListWidgetItem, QMenu,
-    QMessageBox, QPushButton, QSplitter, QVBoxLayout, QWidget,
+    QFileDialog,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QMessageBox,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
 )
 
-from desktop_rt.history.store import SessionRow, StoreError, TranscriptStore
 from desktop_rt.history.export import FORMATS, ExportError, write_transcript
+from desktop_rt.history.store import SessionRow, StoreError, TranscriptStore
 
 __all__ = ["HistoryView"]
 
-_FORMAT_NAMES = {"txt": "Plain text", "srt": "SubRip subtitles", "vtt": "WebVTT subtitles",
-                 "json": "JSON with word times", "md": "Markdown"}
+_FORMAT_NAMES = {
+    "txt": "Plain text",
+    "srt": "SubRip subtitles",
+    "vtt": "WebVTT subtitles",
+    "json": "JSON with word times",
+    "md": "Markdown",
+}
 
 
 def _clock(seconds: float) -> str:
@@ -60,7 +76,9 @@ class HistoryView(QWidget):
         self.export_button = QPushButton("Export…")
         menu = QMenu(self.export_button)
         for fmt in FORMATS:
-            menu.addAction(f"{_FORMAT_NAMES.get(fmt, fmt)} (.{fmt})", lambda f=fmt: self.export_dialog(f))
+            menu.addAction(
+                f"{_FORMAT_NAMES.get(fmt, fmt)} (.{fmt})", lambda f=fmt: self.export_dialog(f)
+            )
         self.export_button.setMenu(menu)
         left = QWidget()
         left_layout = QVBoxLayout(left)
@@ -143,7 +161,11 @@ class HistoryView(QWidget):
         preview = " ".join(row.preview.split())
         preview = preview if len(preview) <= 48 else preview[:47].rstrip() + "…"
         turns = f"{row.turn_count} turn{'s' if row.turn_count != 1 else ''}"
-        return f"{title}\n{when} · {turns}\n{preview}" if row.title else f"{title} · {turns}\n{preview}"
+        return (
+            f"{title}\n{when} · {turns}\n{preview}"
+            if row.title
+            else f"{title} · {turns}\n{preview}"
+        )
 
     def selected_session_id(self) -> int | None:
         item = self.sessions.currentItem()
@@ -156,8 +178,13 @@ class HistoryView(QWidget):
                 return
 
     def _set_enabled(self, on: bool) -> None:
-        for button in (self.rename_button, self.delete_button, self.copy_turn_button,
-                       self.copy_all_button, self.export_button):
+        for button in (
+            self.rename_button,
+            self.delete_button,
+            self.copy_turn_button,
+            self.copy_all_button,
+            self.export_button,
+        ):
             button.setEnabled(on)
 
     def _show_selected(self) -> None:
@@ -196,7 +223,9 @@ class HistoryView(QWidget):
         return write_transcript(path, self.store().transcript(session_id), fmt)
 
     def copy_turns(self) -> None:
-        items = self.turns.selectedItems() or ([self.turns.currentItem()] if self.turns.currentItem() else [])
+        items = self.turns.selectedItems() or (
+            [self.turns.currentItem()] if self.turns.currentItem() else []
+        )
         text = "\n".join(i.data(Qt.ItemDataRole.UserRole) for i in items if i is not None)
         if text:
             QGuiApplication.clipboard().setText(text)
@@ -211,7 +240,9 @@ class HistoryView(QWidget):
         if session_id is None:
             return
         current = self.store().session(session_id)
-        title, ok = QInputDialog.getText(self, "Rename session", "Title:", text=current.title if current else "")
+        title, ok = QInputDialog.getText(
+            self, "Rename session", "Title:", text=current.title if current else ""
+        )
         if ok:
             self._guard(lambda: self.rename(session_id, title))
 
@@ -219,8 +250,11 @@ class HistoryView(QWidget):
         session_id = self.selected_session_id()
         if session_id is None:
             return
-        answer = QMessageBox.question(self, "Delete session",
-                                      f"Delete “{self.title.text()}” and all its text? This cannot be undone.")
+        answer = QMessageBox.question(
+            self,
+            "Delete session",
+            f"Delete “{self.title.text()}” and all its text? This cannot be undone.",
+        )
         if answer == QMessageBox.StandardButton.Yes:
             self._guard(lambda: self.delete(session_id))
 
@@ -228,9 +262,13 @@ class HistoryView(QWidget):
         session_id = self.selected_session_id()
         if session_id is None:
             return
-        name = "".join(c if c.isalnum() or c in " -_" else "_" for c in self.title.text()).strip() or "transcript"
-        path, _ = QFileDialog.getSaveFileName(self, "Export transcript", f"{name}.{fmt}",
-                                              f"{_FORMAT_NAMES.get(fmt, fmt)} (*.{fmt})")
+        name = (
+            "".join(c if c.isalnum() or c in " -_" else "_" for c in self.title.text()).strip()
+            or "transcript"
+        )
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export transcript", f"{name}.{fmt}", f"{_FORMAT_NAMES.get(fmt, fmt)} (*.{fmt})"
+        )
         if path:
             self._guard(lambda: self.export(session_id, path, fmt))
 

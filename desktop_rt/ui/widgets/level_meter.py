@@ -28,8 +28,10 @@ class LevelMeter(QWidget):
         self._threshold = threshold
         self._dirty = True
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.setToolTip("Top: input level. Bottom: how sure the voice detector is that you speak; "
-                        "the line is the hands-free threshold.")
+        self.setToolTip(
+            "Top: input level. Bottom: how sure the voice detector is that you speak; "
+            "the line is the hands-free threshold."
+        )
         self._timer = QTimer(self)
         self._timer.setInterval(max(10, 1000 // fps))
         self._timer.timeout.connect(self._tick)

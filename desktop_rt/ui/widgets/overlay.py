@@ -25,8 +25,12 @@ class CaptionOverlay(QWidget):
     moved = Signal(str)
 
     def __init__(self, settings: OverlaySettings = OverlaySettings(), parent=None):
-        super().__init__(parent, Qt.WindowType.Tool | Qt.WindowType.FramelessWindowHint
-                         | Qt.WindowType.WindowStaysOnTopHint)
+        super().__init__(
+            parent,
+            Qt.WindowType.Tool
+            | Qt.WindowType.FramelessWindowHint
+            | Qt.WindowType.WindowStaysOnTopHint,
+        )
         self.setAttribute(Qt.WidgetAttribute.WA_TranslucentBackground)
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
         self.setWindowTitle("desktop-rt captions")
@@ -86,7 +90,9 @@ class CaptionOverlay(QWidget):
         tentative = _escape(self._tentative if self._committed else self._tentative.lstrip())
         if not (committed or tentative):
             committed = '<span style="color:#9aa3b2">Captions will appear here</span>'
-        doc.setHtml(f'<div style="color:white">{committed}<span style="color:#a7adb8">{tentative}</span></div>')
+        doc.setHtml(
+            f'<div style="color:white">{committed}<span style="color:#a7adb8">{tentative}</span></div>'
+        )
         # Keep the newest words in view: start at the first whole line that fits above the end.
         avail = self.height() - 24
         top = self._first_visible_line(doc, avail)

@@ -87,10 +87,17 @@ class StatusPanel(QWidget):
 
     def set_server(self, state: ServerState) -> None:
         kind = {"ready": "ok", "starting": "busy", "failed": "bad"}.get(state.state, "off")
-        words = {"ready": "ready", "starting": "loading…", "failed": "failed", "stopped": "stopped"}[state.state]
+        words = {
+            "ready": "ready",
+            "starting": "loading…",
+            "failed": "failed",
+            "stopped": "stopped",
+        }[state.state]
         self.model_label.setText(f"{_dot(kind)} {state.model or '—'} <i>({words})</i>")
         self._url = state.url
-        self.server_label.setText(state.url if state.url else ("starting…" if state.state == "starting" else "—"))
+        self.server_label.setText(
+            state.url if state.url else ("starting…" if state.state == "starting" else "—")
+        )
         self.copy_url.setEnabled(bool(state.url))
         self._key = state.api_key or ""
         if state.api_key:
@@ -107,9 +114,16 @@ class StatusPanel(QWidget):
         if status is None:
             self.mic_label.setText(f"{_dot('off')} not listening")
             return
-        kind = {OPEN: "ok", ENDED: "ok", OPENING: "busy", LOST: "bad", CLOSED: "off"}.get(status.state, "off")
-        words = {OPEN: "listening", ENDED: "listening", OPENING: "opening…", LOST: "unavailable",
-                 CLOSED: "stopped"}.get(status.state, status.state)
+        kind = {OPEN: "ok", ENDED: "ok", OPENING: "busy", LOST: "bad", CLOSED: "off"}.get(
+            status.state, "off"
+        )
+        words = {
+            OPEN: "listening",
+            ENDED: "listening",
+            OPENING: "opening…",
+            LOST: "unavailable",
+            CLOSED: "stopped",
+        }.get(status.state, status.state)
         self.mic_label.setText(f"{_dot(kind)} {status.device} <i>({words})</i>")
         if status.state == LOST:
             self.show_message(status.message)
@@ -118,8 +132,11 @@ class StatusPanel(QWidget):
         self.message_label.setProperty("mic", status.state == LOST)
 
     def set_clients(self, count: int) -> None:
-        self.clients_label.setText("no other programs" if count == 0 else
-                                   f"{count} other program{'s' if count != 1 else ''} connected")
+        self.clients_label.setText(
+            "no other programs"
+            if count == 0
+            else f"{count} other program{'s' if count != 1 else ''} connected"
+        )
 
     def show_message(self, text: str, error: bool = True) -> None:
         if not text:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.support.clips import librivox_stream
 from desktop_rt.engine.asr.spelling import SpellingFolder, word_probabilities
 from desktop_rt.engine.asr.spelling import normalize_word as spelling_key
 from desktop_rt.engine.asr.whisper import WhisperBackend, WhisperOptions
+from tests.support.clips import librivox_stream
 
 VOCAB = [" And", " and", "And", " Mr", ".", ",", " John", "Dash", "wood"]
 
@@ -34,7 +34,9 @@ def test_a_step_probability_counts_every_spelling_of_the_chosen_token():
 def test_each_word_takes_its_least_sure_word_token_and_ignores_punctuation():
     tokens = [(" And", 0.6), (" Mr", 0.8), (".", 0.1), (" Dash", 0.7), ("wood", 0.99)]
     assert word_probabilities([" And", " Mr.", " Dashwood"], tokens) == [0.6, 0.8, 0.7]
-    assert word_probabilities(["..."], [(".", 0.3), ("..", 0.5)]) == [0.3]  # only punctuation: it counts
+    assert word_probabilities(["..."], [(".", 0.3), ("..", 0.5)]) == [
+        0.3
+    ]  # only punctuation: it counts
 
 
 def test_tokens_that_do_not_spell_the_words_change_nothing():

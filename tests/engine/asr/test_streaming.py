@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-
 import json
 
 import numpy as np
 import pytest
 
-from tests.support.clips import DATA, librivox_stream, read_clip, reference_text, wer, words_of
+from desktop_rt.engine.asr.backend import BackendTraits
 from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber, normalize_word
+from tests.support.clips import DATA, librivox_stream, read_clip, reference_text, wer, words_of
 
 CHUNK = 1600  # 100 ms
 
@@ -66,7 +66,11 @@ def test_trims_and_commits_neither_repeat_nor_drop_words(whisper_backend, libriv
     starts = [w.start for w in committed]
     assert all(b >= a - 0.05 for a, b in zip(starts, starts[1:])), starts
     norm = [normalize_word(w.text) for w in committed]
-    repeats = [norm[i] for i in range(1, len(norm)) if norm[i] == norm[i - 1] and norm[i] not in ("had", "that")]
+    repeats = [
+        norm[i]
+        for i in range(1, len(norm))
+        if norm[i] == norm[i - 1] and norm[i] not in ("had", "that")
+    ]
     assert repeats == []
     assert transcriber.buffered_seconds == 0.0
 
@@ -108,7 +112,9 @@ def test_finish_flushes_held_back_words_and_clear_drops_them(whisper_backend):
     t.insert_audio(audio)
     t.process()
     update = t.finish()
-    assert words_of(update.committed_text) == words_of(reference_text("ss-0880").replace("ill disposed", "ill-disposed"))
+    assert words_of(update.committed_text) == words_of(
+        reference_text("ss-0880").replace("ill disposed", "ill-disposed")
+    )
     t.insert_audio(audio)
     t.process()
     t.clear()
@@ -147,10 +153,17 @@ def test_decoder_loops_are_cut_but_real_repeats_stay():
     real = _words("no no no we said that that is it")
     assert drop_runaway(real, duration=10.0) == real
     # Words placed after the audio ends are invented.
-    assert [w.text for w in drop_runaway(_words("one two three four"), duration=0.7)] == [" one", " two", " three"]
+    assert [w.text for w in drop_runaway(_words("one two three four"), duration=0.7)] == [
+        " one",
+        " two",
+        " three",
+    ]
     # A whole sentence said twice in a row is a loop (seen on a window cut at an endpoint).
     sentence = "he might even have been made amiable himself."
-    kept = [w.text.strip() for w in drop_runaway(_words(f"{sentence} {sentence}", step=0.2), duration=5.0)]
+    kept = [
+        w.text.strip()
+        for w in drop_runaway(_words(f"{sentence} {sentence}", step=0.2), duration=5.0)
+    ]
     assert kept == sentence.split()
 
 
@@ -159,6 +172,9 @@ class _GuessingBackend:
 
     ``guess_probability`` is how sure the model is of its guess.
     """
+
+    traits = BackendTraits()
+    detected_language = None
 
     def __init__(self, guess_probability: float):
         self.windows: list[float] = []
@@ -170,7 +186,10 @@ class _GuessingBackend:
         seconds = len(audio) / 16000
         self.windows.append(round(seconds, 2))
         if seconds < 1.8:
-            words = [Word(w.text, w.start, w.end, self.guess_probability) for w in _words("how do you married")]
+            words = [
+                Word(w.text, w.start, w.end, self.guess_probability)
+                for w in _words("how do you married")
+            ]
         else:
             words = _words("had he married a more amiable woman")
         return [w for w in words if w.start < seconds]
@@ -215,6 +234,9 @@ def test_onset_words_commit_when_two_short_windows_agree_with_confidence():
 class _GrowingConfidenceBackend:
     """The same onset words every window, each window surer of them than the one before."""
 
+    traits = BackendTraits()
+    detected_language = None
+
     def __init__(self, confidences: list[float]):
         self.confidences = confidences
         self.calls = 0
@@ -224,7 +246,11 @@ class _GrowingConfidenceBackend:
 
         p = self.confidences[min(self.calls, len(self.confidences) - 1)]
         self.calls += 1
-        return [Word(w.text, w.start, w.end, p) for w in _words("and mister john") if w.start < len(audio) / 16000]
+        return [
+            Word(w.text, w.start, w.end, p)
+            for w in _words("and mister john")
+            if w.start < len(audio) / 16000
+        ]
 
     def close(self):
         pass
@@ -234,7 +260,10 @@ class _GrowingConfidenceBackend:
     ("confidences", "commits_at"),
     [
         ([0.55, 0.63], 1.2),  # both over 0.5, the newest over 0.6: the second window commits
-        ([0.55, 0.55, 0.55, 0.55, 0.65], 2.4),  # the newest must reach 0.6 (windows 0.9 ... 1.8, 2.4)
+        (
+            [0.55, 0.55, 0.55, 0.55, 0.65],
+            2.4,
+        ),  # the newest must reach 0.6 (windows 0.9 ... 1.8, 2.4)
         ([0.45, 0.9, 0.9], 1.5),  # every agreeing hypothesis must reach 0.5
     ],
 )
@@ -251,7 +280,7 @@ def test_onset_agreement_needs_every_hypothesis_sure_and_the_newest_surer(confid
 class _SlowBackend(_GuessingBackend):
     """A backend that can only afford an update per 2 s of new audio."""
 
-    min_update_seconds = 2.0
+    traits = BackendTraits(min_update_seconds=2.0)
 
 
 def test_a_backend_sets_the_least_audio_per_update():
@@ -262,6 +291,9 @@ def test_a_backend_sets_the_least_audio_per_update():
 
 class _ScriptedBackend:
     """Returns the next hypothesis of a script for each window (times on a 0.1 s grid)."""
+
+    traits = BackendTraits()
+    detected_language = None
 
     def __init__(self, script: list[list[str]]):
         self.script = script
@@ -279,13 +311,17 @@ class _ScriptedBackend:
 
 
 def test_half_of_a_hyphenated_word_is_not_committed_alone():
-    backend = _ScriptedBackend([
-        [" is", " to", " be", " ild", "-sp"],
-        [" is", " to", " be", " ild", "-sposed."],
-        [" is", " to", " be", " ill", "-disposed."],
-        [" is", " to", " be", " ill", "-disposed."],
-    ])
-    tr = StreamingTranscriber(backend, StreamingConfig(vad=False, min_window_seconds=0.0, min_agree_seconds=0.0))
+    backend = _ScriptedBackend(
+        [
+            [" is", " to", " be", " ild", "-sp"],
+            [" is", " to", " be", " ild", "-sposed."],
+            [" is", " to", " be", " ill", "-disposed."],
+            [" is", " to", " be", " ill", "-disposed."],
+        ]
+    )
+    tr = StreamingTranscriber(
+        backend, StreamingConfig(vad=False, min_window_seconds=0.0, min_agree_seconds=0.0)
+    )
     committed = _feed(tr, 2.4)
     assert backend.calls == 4
     assert "".join(w.text for w in committed) == " is to be ill-disposed."
@@ -293,7 +329,9 @@ def test_half_of_a_hyphenated_word_is_not_committed_alone():
 
 def test_finish_commits_a_hypothesis_that_heard_everything_without_another_pass():
     backend = _ScriptedBackend([[" he", " was", " not"], [" an", " ill", "-disposed"]])
-    tr = StreamingTranscriber(backend, StreamingConfig(vad=False, min_window_seconds=0.0, min_agree_seconds=0.0))
+    tr = StreamingTranscriber(
+        backend, StreamingConfig(vad=False, min_window_seconds=0.0, min_agree_seconds=0.0)
+    )
     tr.insert_audio(np.zeros(16000, dtype=np.float32))
     assert tr.process().tentative_text == " he was not"
     assert "".join(w.text for w in tr.finish().committed) == " he was not"
@@ -311,8 +349,24 @@ class _MishearingBackend:
     "ild-sposed", both times (a decoder copying itself); a window cut later hears it right.
     The window's stream position comes from the audio (:func:`_ramp`)."""
 
-    SENTENCE = [" He", " was", " not", " an", " ill", "-disposed", " young", " man,", " unless", " to", " be",
-                " ill", "-disposed."]
+    traits = BackendTraits()
+    detected_language = None
+
+    SENTENCE = [
+        " He",
+        " was",
+        " not",
+        " an",
+        " ill",
+        "-disposed",
+        " young",
+        " man,",
+        " unless",
+        " to",
+        " be",
+        " ill",
+        "-disposed.",
+    ]
 
     def __init__(self, step: float, mishear_from: int):
         self.step, self.mishear_from = step, mishear_from
@@ -352,7 +406,9 @@ SENTENCE = " He was not an ill-disposed young man, unless to be ill-disposed."
 
 def test_a_pass_that_mishears_committed_words_is_run_again_after_them():
     backend = _MishearingBackend(step=0.1, mishear_from=3)
-    tr = StreamingTranscriber(backend, StreamingConfig(vad=False, min_window_seconds=0.0, min_agree_seconds=0.0))
+    tr = StreamingTranscriber(
+        backend, StreamingConfig(vad=False, min_window_seconds=0.0, min_agree_seconds=0.0)
+    )
     committed = _feed_ramp(tr, _ramp(3.0))
     committed += tr.finish().committed
     assert "".join(w.text for w in committed) == SENTENCE
@@ -366,8 +422,10 @@ def test_a_pass_that_mishears_committed_words_is_run_again_after_them():
 
 def test_a_slow_backend_hears_the_cut_window_at_its_next_update_and_loses_nothing():
     backend = _MishearingBackend(step=0.5, mishear_from=4)
-    backend.min_update_seconds = 2.0
-    tr = StreamingTranscriber(backend, StreamingConfig(vad=False, min_window_seconds=0.0, min_agree_seconds=0.0))
+    backend.traits = BackendTraits(min_update_seconds=2.0)
+    tr = StreamingTranscriber(
+        backend, StreamingConfig(vad=False, min_window_seconds=0.0, min_agree_seconds=0.0)
+    )
     committed = _feed_ramp(tr, _ramp(8.0))  # passes at 2, 4, 6 and 8 s; the fourth mishears
     assert len(backend.calls) == 4 and tr.rehearings == 0  # no extra pass for a backend this slow
     assert tr.process().tentative == ()  # the misheard pass is not shown either
@@ -393,11 +451,15 @@ def test_a_recorded_run_that_committed_a_copied_mishearing(whisper_backend, libr
     text = "".join(w.text for w in committed)
     assert "ild" not in text and text.count("ill-disposed") == 2, text
     assert wer(reference, text) <= offline_wer + 0.01, text
-    assert tr.rehearings >= 1, "the recorded windows no longer mishear the committed words on this machine"
+    assert tr.rehearings >= 1, (
+        "the recorded windows no longer mishear the committed words on this machine"
+    )
 
 
 class _DetectingBackend:
     """Detects German whenever it is given no language; notes what each pass was given."""
+
+    traits = BackendTraits()
 
     def __init__(self, probability: float = 0.9):
         self.probability = probability
@@ -416,11 +478,25 @@ def test_a_detected_language_is_kept_and_confirmed_once_per_segment():
     _feed(tr, 3.0)
     tr.finish()
     # First segment: detect until a 2 s window has (the short onset ones are the least sure).
-    assert backend.given == [(0.9, None), (1.2, None), (1.5, None), (1.8, None), (2.4, None), (3.0, "de")]
+    assert backend.given == [
+        (0.9, None),
+        (1.2, None),
+        (1.5, None),
+        (1.8, None),
+        (2.4, None),
+        (3.0, "de"),
+    ]
     backend.given.clear()
     _feed(tr, 3.0)
     # Next segment: its onset uses the stream's language; its first 2 s window confirms it.
-    assert backend.given == [(0.9, "de"), (1.2, "de"), (1.5, "de"), (1.8, "de"), (2.4, None), (3.0, "de")]
+    assert backend.given == [
+        (0.9, "de"),
+        (1.2, "de"),
+        (1.5, "de"),
+        (1.8, "de"),
+        (2.4, None),
+        (3.0, "de"),
+    ]
     tr.set_language("fr")
     backend.given.clear()
     _feed(tr, 0.6)
@@ -439,6 +515,7 @@ class _Recording:
 
     def __init__(self, backend, transcriber_ref: list):
         self.backend, self.ref, self.calls_at = backend, transcriber_ref, []
+        self.traits, self.detected_language = backend.traits, None
 
     def transcribe(self, audio, *, prompt=None, language=None):
         self.calls_at.append(self.ref[0].audio_seconds)
@@ -459,9 +536,13 @@ class _LoudIsSpeech:
 def test_once_speech_stops_the_next_pass_is_the_closing_one(hint, passes_at):
     ref: list = []
     recording = _Recording(_ScriptedBackend([[" hello", " world"]]), ref)
-    tr = StreamingTranscriber(recording, StreamingConfig(pause_hint_seconds=hint), speech_probability=_LoudIsSpeech())
+    tr = StreamingTranscriber(
+        recording, StreamingConfig(pause_hint_seconds=hint), speech_probability=_LoudIsSpeech()
+    )
     ref.append(tr)
-    audio = np.concatenate([np.full(14400, 0.1, dtype=np.float32), np.zeros(16000, dtype=np.float32)])
+    audio = np.concatenate(
+        [np.full(14400, 0.1, dtype=np.float32), np.zeros(16000, dtype=np.float32)]
+    )
     committed = []
     for i in range(0, len(audio), CHUNK):
         tr.insert_audio(audio[i : i + CHUNK])
@@ -485,12 +566,18 @@ def test_a_pause_is_transcribed_once_and_the_endpoint_commits_that(whisper_backe
         tr.insert_audio(audio[i : i + 1600])
         committed += tr.process().committed
     text = "".join(w.text for w in committed)
-    assert words_of(text) == words_of(reference_text("ss-0880").replace("ill disposed", "ill-disposed"))
+    assert words_of(text) == words_of(
+        reference_text("ss-0880").replace("ill disposed", "ill-disposed")
+    )
     speech_end, cfg = tr._last_speech_end, tr.config
     assert tr.audio_seconds > speech_end + cfg.endpoint_silence_seconds
     assert tr._speech_start is None  # the endpoint closed the segment...
     # ...without a pass of its own: the last one ran once the pad after the speech was in.
-    assert speech_end + cfg.speech_pad_seconds <= recording.calls_at[-1] < speech_end + cfg.speech_pad_seconds + 0.11
+    assert (
+        speech_end + cfg.speech_pad_seconds
+        <= recording.calls_at[-1]
+        < speech_end + cfg.speech_pad_seconds + 0.11
+    )
 
 
 class _BlockBackend:
@@ -499,12 +586,13 @@ class _BlockBackend:
     0.5 i + 0.45 s; every sixth ends a sentence) when the window holds all of it; after a forced
     prefix it writes only the words after the prefix's last one."""
 
-    min_update_seconds = 2.0
-    update_grid_seconds = 2.0
-    accepts_prefix = True
+    traits = BackendTraits(min_update_seconds=2.0, update_grid_seconds=2.0, forces_prefix=True)
+    detected_language = None
 
     def __init__(self):
-        self.calls: list[tuple[float, float, str | None, str | None]] = []  # (start, seconds, prompt, prefix)
+        self.calls: list[
+            tuple[float, float, str | None, str | None]
+        ] = []  # (start, seconds, prompt, prefix)
 
     @staticmethod
     def text(i: int) -> str:
@@ -539,7 +627,9 @@ def test_a_block_backend_hears_whole_blocks_and_its_forced_prefix_loses_nothing(
     # per 2 s of audio: trims cut on the grid too.
     assert [s + n for s, n, _, _ in regular] == [2.0 * k for k in range(1, len(regular) + 1)]
     assert all(n % 2.0 == 0 and s % 2.0 == 0 for s, n, _, _ in regular)
-    assert max(n for _, n, _, _ in regular) <= 14.0 and {s for s, _, _, _ in regular} != {0.0}  # trimmed
+    assert max(n for _, n, _, _ in regular) <= 14.0 and {s for s, _, _, _ in regular} != {
+        0.0
+    }  # trimmed
     # The prompt and the forced prefix split the committed text between them, in order.
     for start, _, prompt, prefix in backend.calls:
         if prompt and prefix:

@@ -19,7 +19,9 @@ def test_audio_longer_than_whisper_window_is_fully_transcribed(whisper_backend):
 
 
 def test_silence_gives_no_words(whisper_backend):
-    assert list(whisper_backend.transcribe(np.zeros(16000 * 3, dtype=np.float32), language="en")) == []
+    assert (
+        list(whisper_backend.transcribe(np.zeros(16000 * 3, dtype=np.float32), language="en")) == []
+    )
 
 
 def test_the_detected_language_is_reported_only_when_detected(whisper_backend):

@@ -8,8 +8,6 @@ import threading
 import numpy as np
 import pytest
 
-from tests.support.clips import librivox_stream, read_clip, reference_text
-from desktop_rt.engine.protocol.events import AudioChunk, Clear, Configure, Flush
 from desktop_rt.engine.asr.streaming import StreamingTranscriber
 from desktop_rt.engine.asr.worker import (
     ConsumedResult,
@@ -20,6 +18,8 @@ from desktop_rt.engine.asr.worker import (
     WorkerConfig,
     WorkerStoppedError,
 )
+from desktop_rt.engine.protocol.events import AudioChunk, Clear, Configure, Flush
+from tests.support.clips import librivox_stream, read_clip, reference_text
 from tests.support.rt_client import wer
 
 TIMEOUT = 180.0
@@ -45,7 +45,9 @@ class Results:
                 return result
 
     def text(self) -> str:
-        words = [w for r in self.all if isinstance(r, (WordsResult, FlushedResult)) for w in r.committed]
+        words = [
+            w for r in self.all if isinstance(r, (WordsResult, FlushedResult)) for w in r.committed
+        ]
         return "".join(w.text for w in words)
 
 
@@ -56,7 +58,9 @@ def chunks(item_id: str, audio: np.ndarray, seconds: float = 0.5) -> list[AudioC
 
 @pytest.fixture
 def worker(whisper_backend):
-    w = InferenceWorker(lambda: StreamingTranscriber(whisper_backend), WorkerConfig(max_turn_seconds=5.0))
+    w = InferenceWorker(
+        lambda: StreamingTranscriber(whisper_backend), WorkerConfig(max_turn_seconds=5.0)
+    )
     w.start()
     yield w
     w.stop()
@@ -89,7 +93,9 @@ def test_a_flooding_stream_cannot_starve_a_new_one(worker):
     flood_results, late_results = Results(), Results()
     flooder = worker.open_stream(flood_results)
     long_audio, _ = librivox_stream()
-    flooder.submit(chunks("item_flood", np.concatenate([long_audio] * 4), seconds=1.0))  # ~2 minutes
+    flooder.submit(
+        chunks("item_flood", np.concatenate([long_audio] * 4), seconds=1.0)
+    )  # ~2 minutes
     flood_results.until(ConsumedResult)  # the flooder is being served
     late = worker.open_stream(late_results)
     late.submit(chunks("item_late", read_clip("ss-0880")) + [Flush("item_late", final=True)])
@@ -131,7 +137,11 @@ def test_a_failing_inference_reports_and_the_stream_goes_on(worker):
     results = Results()
     stream = worker.open_stream(results)
     audio = read_clip("ss-0880")
-    stream.submit([Configure(language="zz", prompt=None)] + chunks("item_1", audio) + [Flush("item_1", final=False)])
+    stream.submit(
+        [Configure(language="zz", prompt=None)]
+        + chunks("item_1", audio)
+        + [Flush("item_1", final=False)]
+    )
     failed = results.until(FailedResult)
     assert "zz" in failed.message
     stream.submit([Configure(language="en", prompt=None), Clear("item_1")])
@@ -139,7 +149,9 @@ def test_a_failing_inference_reports_and_the_stream_goes_on(worker):
     flushed = results.until(FlushedResult)
     while flushed.item_id != "item_2":
         flushed = results.until(FlushedResult)
-    text = "".join(w.text for r in results.all if getattr(r, "item_id", "") == "item_2" for w in r.committed)
+    text = "".join(
+        w.text for r in results.all if getattr(r, "item_id", "") == "item_2" for w in r.committed
+    )
     assert wer(reference_text("ss-0880"), text) < 0.25, text
     stream.close()
 
@@ -173,6 +185,8 @@ def test_clear_drops_the_items_queued_audio_at_once(worker):
     # every queued second is accounted for (flood control), transcribed or dropped
     assert consumed == pytest.approx((len(long_audio) + len(read_clip("ss-0880"))) / 16000)
     assert stream.passes <= 4, "the cleared audio was not transcribed turn after turn"
-    text = "".join(w.text for r in results.all if getattr(r, "item_id", "") == "item_d" for w in r.committed)
+    text = "".join(
+        w.text for r in results.all if getattr(r, "item_id", "") == "item_d" for w in r.committed
+    )
     assert wer(reference_text("ss-0880"), text) < 0.25, text
     stream.close()

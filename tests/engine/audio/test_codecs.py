@@ -8,12 +8,20 @@ import av
 import numpy as np
 import pytest
 
-from tests.support.clips import DATA, read_clip
 from desktop_rt.engine.audio.codecs import (
-    PCMA, PCMU, AudioFormat, StreamResampler, WireDecoder, decode_base64_audio,
-    float_to_pcm16, level_dbfs, load_audio_file, pcm16_to_float,
+    PCMA,
+    PCMU,
+    AudioFormat,
+    StreamResampler,
+    WireDecoder,
+    decode_base64_audio,
+    float_to_pcm16,
+    level_dbfs,
+    load_audio_file,
+    pcm16_to_float,
 )
 from desktop_rt.errors import AudioDecodeError
+from tests.support.clips import read_clip
 
 
 def test_pcm16_round_trip_and_odd_length():
@@ -41,7 +49,10 @@ def test_g711_known_codes():
 def test_streaming_resampler_keeps_length_and_content():
     sine = np.sin(2 * np.pi * 440 * np.arange(24000) / 24000).astype(np.float32)
     r = StreamResampler(24000)
-    out = np.concatenate([r.process(sine[i : i + 480]) for i in range(0, len(sine), 480)] + [r.process(np.zeros(0, np.float32), last=True)])
+    out = np.concatenate(
+        [r.process(sine[i : i + 480]) for i in range(0, len(sine), 480)]
+        + [r.process(np.zeros(0, np.float32), last=True)]
+    )
     assert abs(len(out) - 16000) <= 2
     # Still a 440 Hz tone: the dominant FFT bin of one second is 440.
     spectrum = np.abs(np.fft.rfft(out[:16000]))
@@ -59,7 +70,9 @@ def test_files_of_any_rate_and_channels(tmp_path):
     with av.open(str(path), "w") as out:
         stream = out.add_stream("mp3", rate=44100, layout="stereo")
         resampler = av.AudioResampler(format="fltp", layout="stereo", rate=44100)
-        frame = av.AudioFrame.from_ndarray(np.stack([mono, mono]).astype(np.float32), format="fltp", layout="stereo")
+        frame = av.AudioFrame.from_ndarray(
+            np.stack([mono, mono]).astype(np.float32), format="fltp", layout="stereo"
+        )
         frame.sample_rate = 16000
         for f in resampler.resample(frame):
             for packet in stream.encode(f):

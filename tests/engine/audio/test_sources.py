@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from desktop_rt.live.capture import CaptureFeed
 from desktop_rt.engine.audio.sources import (
     CLOSED,
     ENDED,
@@ -20,7 +19,7 @@ from desktop_rt.engine.audio.sources import (
     SourceStatus,
     list_input_devices,
 )
-
+from desktop_rt.live.capture import CaptureFeed
 from tests.support.clips import DATA
 
 
@@ -157,7 +156,9 @@ def test_push_to_talk_sends_preroll_and_audio_only_while_held_then_commits():
 def test_device_loss_commits_the_turn_held_and_reports_return():
     source = FileAudioSource(tone(2.0), pace=10.0)
     sink, marks, statuses = SessionRecorder(), [], []
-    feed = CaptureFeed(source, sink, on_turn=marks.append, on_status=statuses.append, measure_speech=False)
+    feed = CaptureFeed(
+        source, sink, on_turn=marks.append, on_status=statuses.append, measure_speech=False
+    )
     feed.start()
     try:
         feed.talk_down()
@@ -184,7 +185,9 @@ def test_device_loss_commits_the_turn_held_and_reports_return():
 def test_hands_free_sends_everything_and_loss_adds_trailing_silence():
     source = FileAudioSource(tone(1.0), pace=10.0)
     sink, statuses = SessionRecorder(), []
-    feed = CaptureFeed(source, sink, hands_free=True, measure_speech=False, on_status=statuses.append)
+    feed = CaptureFeed(
+        source, sink, hands_free=True, measure_speech=False, on_status=statuses.append
+    )
     feed.start()
     try:
         while feed.clock < 0.4:
@@ -254,7 +257,9 @@ def _virtual_mic(home: Path, name: str) -> None:
     )
 
 
-def test_sounddevice_source_waits_for_a_missing_device_and_opens_it_when_it_appears(tmp_path, monkeypatch):
+def test_sounddevice_source_waits_for_a_missing_device_and_opens_it_when_it_appears(
+    tmp_path, monkeypatch
+):
     monkeypatch.setenv("HOME", str(tmp_path))
     assert all(d.name != "desktop_rt_test_mic" for d in list_input_devices(refresh=True))
     source = SoundDeviceSource("desktop_rt_test_mic", retry_seconds=0.1, stall_seconds=1.0)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_rt.engine.models.embedded import DEFAULT_MODEL_ID
 from desktop_rt.engine.models.catalogue import (
     EMBEDDED_ENTRY,
     ModelEntry,
@@ -18,6 +17,7 @@ from desktop_rt.engine.models.catalogue import (
     parse_option_value,
     save_models_file,
 )
+from desktop_rt.engine.models.embedded import DEFAULT_MODEL_ID
 
 EXAMPLE = """\
 global_concurrency_limit = 8
@@ -69,9 +69,16 @@ def test_no_file_means_only_the_embedded_model(tmp_path):
 
 
 def test_the_embedded_model_takes_settings_but_not_files():
-    config = parse_models_toml('[models.whisper-base]\nttl = 30\nconcurrency_limit = 3\noptions = { language = "de" }\n')
+    config = parse_models_toml(
+        '[models.whisper-base]\nttl = 30\nconcurrency_limit = 3\noptions = { language = "de" }\n'
+    )
     entry = config.get(DEFAULT_MODEL_ID)
-    assert entry.embedded and entry.ttl == 30 and entry.concurrency_limit == 3 and entry.option("language") == "de"
+    assert (
+        entry.embedded
+        and entry.ttl == 30
+        and entry.concurrency_limit == 3
+        and entry.option("language") == "de"
+    )
     assert config.ids == (DEFAULT_MODEL_ID,)
     with pytest.raises(ModelsFileError, match="embedded model"):
         parse_models_toml('[models.whisper-base]\npaths = { model = "/x" }\n')
@@ -80,23 +87,51 @@ def test_the_embedded_model_takes_settings_but_not_files():
 @pytest.mark.parametrize(
     "text, line, words",
     [
-        ('[models.a]\nbackend = "whisper"\nttl = "ten"\npaths = { model = "/x" }\n', 3,
-         ["models.a.ttl", "number of seconds", "'ten'"]),
-        ('[models.a]\nbackend = "whisper"\npaths = { model = "/x" }\noptions = { thread = 2 }\n', 4,
-         ["models.a.options.thread", "unknown option", "threads"]),
-        ('max_loaded_models = 0\n', 1, ["max_loaded_models", "1 or more"]),
-        ('globl_concurrency_limit = 3\n', 1, ["globl_concurrency_limit", "unknown key"]),
-        ('\n[models.b]\nbackend = "whisperx"\n', 3, ["models.b.backend", "'whisper', 'llama', 'command'"]),
-        ('[models.b]\nbackend = "command"\ncmd = "llama-server --port 8080"\n', 3, ["models.b.cmd", "${PORT}"]),
+        (
+            '[models.a]\nbackend = "whisper"\nttl = "ten"\npaths = { model = "/x" }\n',
+            3,
+            ["models.a.ttl", "number of seconds", "'ten'"],
+        ),
+        (
+            '[models.a]\nbackend = "whisper"\npaths = { model = "/x" }\noptions = { thread = 2 }\n',
+            4,
+            ["models.a.options.thread", "unknown option", "threads"],
+        ),
+        ("max_loaded_models = 0\n", 1, ["max_loaded_models", "1 or more"]),
+        ("globl_concurrency_limit = 3\n", 1, ["globl_concurrency_limit", "unknown key"]),
+        (
+            '\n[models.b]\nbackend = "whisperx"\n',
+            3,
+            ["models.b.backend", "'whisper', 'llama', 'command'"],
+        ),
+        (
+            '[models.b]\nbackend = "command"\ncmd = "llama-server --port 8080"\n',
+            3,
+            ["models.b.cmd", "${PORT}"],
+        ),
         ('[models.b]\nbackend = "llama"\n', 1, ["models.b.paths", "GGUF text model"]),
-        ('[models.b]\nbackend = "whisper"\npaths = { model = "/x", mmproj = "/y" }\n', 3, ["mmproj", "llama"]),
-        ('[models.b]\nbackend = "whisper"\npaths = { model = "/x" }\nconcurrency_limit = -1\n', 4,
-         ["models.b.concurrency_limit", "whole number"]),
-        ('[models.b]\nbackend = "whisper"\npaths = { model = "/x" }\nttl = 5\ncolour = "red"\n', 5,
-         ["models.b.colour", "unknown key"]),
+        (
+            '[models.b]\nbackend = "whisper"\npaths = { model = "/x", mmproj = "/y" }\n',
+            3,
+            ["mmproj", "llama"],
+        ),
+        (
+            '[models.b]\nbackend = "whisper"\npaths = { model = "/x" }\nconcurrency_limit = -1\n',
+            4,
+            ["models.b.concurrency_limit", "whole number"],
+        ),
+        (
+            '[models.b]\nbackend = "whisper"\npaths = { model = "/x" }\nttl = 5\ncolour = "red"\n',
+            5,
+            ["models.b.colour", "unknown key"],
+        ),
         ('[models."bad id!"]\nbackend = "whisper"\n', 1, ["bad id!", "letters, digits"]),
-        ('[models.q]\nbackend = "llama"\npaths = { model = "/t.gguf", mmproj = "/m.gguf" }\n'
-         'options = { encoder_block_seconds = 3 }\n', 4, ["models.q.options.encoder_block_seconds", "1, 2, 4, 8", "3"]),
+        (
+            '[models.q]\nbackend = "llama"\npaths = { model = "/t.gguf", mmproj = "/m.gguf" }\n'
+            "options = { encoder_block_seconds = 3 }\n",
+            4,
+            ["models.q.options.encoder_block_seconds", "1, 2, 4, 8", "3"],
+        ),
     ],
 )
 def test_errors_name_the_file_line_and_key(tmp_path, text, line, words):
@@ -119,8 +154,12 @@ def test_a_syntax_error_names_its_line(tmp_path):
 
 def test_writing_then_reading_gives_the_same_models(tmp_path):
     config = parse_models_toml(EXAMPLE)
-    odd = ModelEntry("odd.id:v2", "whisper", model_path='/models/with "quotes" and \\ and ü\tand\ttabs',
-                     source=ModelSource("org/repo", "main", (("model.bin", "ab" * 32),)))
+    odd = ModelEntry(
+        "odd.id:v2",
+        "whisper",
+        model_path='/models/with "quotes" and \\ and ü\tand\ttabs',
+        source=ModelSource("org/repo", "main", (("model.bin", "ab" * 32),)),
+    )
     config = config.with_entry(odd)
     path = save_models_file(config, tmp_path / "sub" / "models.toml")
     again = load_models_file(path)
@@ -144,7 +183,9 @@ def test_with_entry_replaces_in_place_and_without_refuses_the_embedded_model():
 
 def test_the_embedded_entry_is_written_only_with_settings():
     assert "[models" not in dumps_models(ModelsConfig())
-    text = dumps_models(ModelsConfig((ModelEntry(DEFAULT_MODEL_ID, "whisper", ttl=5, embedded=True),)))
+    text = dumps_models(
+        ModelsConfig((ModelEntry(DEFAULT_MODEL_ID, "whisper", ttl=5, embedded=True),))
+    )
     assert "[models.whisper-base]\nttl = 5\n" in text and "backend" not in text
 
 

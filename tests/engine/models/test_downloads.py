@@ -20,11 +20,15 @@ from desktop_rt.engine.models.downloads import (
 from desktop_rt.errors import ModelCorruptError, ModelMissingError
 
 WEIGHTS = bytes(range(256)) * 4096  # 1 MiB: an "LFS" file, checked by sha256
-CONFIG = b'{"architectures": ["WhisperForConditionalGeneration"]}\n'  # a small file, checked by git hash
+CONFIG = (
+    b'{"architectures": ["WhisperForConditionalGeneration"]}\n'  # a small file, checked by git hash
+)
 
 
 def git_hash(path) -> str:
-    return subprocess.run(["git", "hash-object", str(path)], capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(
+        ["git", "hash-object", str(path)], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 @pytest.fixture
@@ -60,7 +64,9 @@ def test_a_second_run_fetches_only_what_is_missing_or_wrong(tmp_path, remotes):
     staging.mkdir()
     (staging / "config.json").write_bytes(CONFIG)  # fetched and complete in an earlier run
     assert pending_files(staging, remotes) == [remotes[0]]
-    (staging / "model.bin").write_bytes(WEIGHTS[: len(WEIGHTS) // 2] + b"\1" * (len(WEIGHTS) // 2))  # damaged
+    (staging / "model.bin").write_bytes(
+        WEIGHTS[: len(WEIGHTS) // 2] + b"\1" * (len(WEIGHTS) // 2)
+    )  # damaged
     assert pending_files(staging, remotes) == [remotes[0]]
     assert not (staging / "model.bin").exists()  # deleted: the next fetch starts clean
     (staging / "model.bin").write_bytes(WEIGHTS)
@@ -75,7 +81,11 @@ def test_install_moves_a_verified_folder_into_place_in_one_step(tmp_path, remote
     (staging / ".cache" / "huggingface").mkdir(parents=True)  # the hub's resume bookkeeping
     target = tmp_path / "small"
     hashes = install(staging, target, remotes, {"repo": "org/small"})
-    assert not staging.exists() and sorted(p.name for p in target.iterdir()) == [DOWNLOAD_STAMP, "config.json", "model.bin"]
+    assert not staging.exists() and sorted(p.name for p in target.iterdir()) == [
+        DOWNLOAD_STAMP,
+        "config.json",
+        "model.bin",
+    ]
     assert hashes["model.bin"] == remotes[0].sha256
     assert json.loads((target / DOWNLOAD_STAMP).read_text())["source"] == {"repo": "org/small"}
 

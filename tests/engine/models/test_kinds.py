@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_rt.engine.models.runtimes import entry_loader
-from desktop_rt.engine.models.kinds import kind_for_entry, load_entry, open_backend
 from desktop_rt.engine.models.catalogue import ModelEntry
+from desktop_rt.engine.models.kinds import kind_for_entry, load_entry, open_backend
+from desktop_rt.engine.models.runtimes import entry_loader
 from desktop_rt.errors import ModelFormatError
 
 
 def test_an_entry_and_the_command_line_load_the_same_model_with_their_options(default_model_dir):
-    entry = ModelEntry(id="base-en", backend="whisper", model_path=str(default_model_dir),
-                       options=(("threads", 1), ("beam_size", 2), ("language", "en")))
+    entry = ModelEntry(
+        id="base-en",
+        backend="whisper",
+        model_path=str(default_model_dir),
+        options=(("threads", 1), ("beam_size", 2), ("language", "en")),
+    )
     from_entry = load_entry(entry)
     from_cli = open_backend(str(default_model_dir), threads=1)
     try:
@@ -26,7 +30,9 @@ def test_an_entry_and_the_command_line_load_the_same_model_with_their_options(de
         from_cli.close()
     embedded = entry_loader(ModelEntry(id="whisper-base", backend="whisper", embedded=True))()
     try:
-        assert embedded.name == "whisper-base" and embedded.options.threads == 0  # 0: default_threads()
+        assert (
+            embedded.name == "whisper-base" and embedded.options.threads == 0
+        )  # 0: default_threads()
     finally:
         embedded.close()
 

@@ -12,17 +12,20 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.support.clips import read_clip, reference_text
-from desktop_rt.engine.models.proxy import CommandRuntime, http_status, upstream_query
 from desktop_rt.engine.models.catalogue import EMBEDDED_ENTRY, ModelEntry, ModelsConfig
+from desktop_rt.engine.models.proxy import CommandRuntime, http_status, upstream_query
 from desktop_rt.engine.server.server import RealtimeServer, ServerConfig
+from tests.support.clips import read_clip, reference_text
 from tests.support.rt_client import COMPLETED, EVENT_TIMEOUT, check_item_order, chunks_b64, wer
 
 CHILD = f"{sys.executable} -m desktop_rt.cli serve --port ${{PORT}}"
 
 
 def test_the_query_is_kept_with_the_upstream_model():
-    assert upstream_query("/v1/realtime?intent=transcription&model=mine", "theirs") == "intent=transcription&model=theirs"
+    assert (
+        upstream_query("/v1/realtime?intent=transcription&model=mine", "theirs")
+        == "intent=transcription&model=theirs"
+    )
     assert upstream_query("/v1/realtime", "m") == "model=m"
     runtime = CommandRuntime(ModelEntry("x", "command", cmd='server --port ${PORT} --name "a b"'))
     assert runtime.argv(4321) == ["server", "--port", "4321", "--name", "a b"]
@@ -31,7 +34,10 @@ def test_the_query_is_kept_with_the_upstream_model():
 @pytest.fixture
 def child_server(whisper_backend, tmp_path):
     entry = ModelEntry(
-        "child", "command", cmd=CHILD, ttl=0.3,
+        "child",
+        "command",
+        cmd=CHILD,
+        ttl=0.3,
         options=(("upstream_model", "whisper-base"),),
         env=(("DESKTOP_RT_CONFIG_DIR", str(tmp_path / "child-config")),),
     )
@@ -47,10 +53,22 @@ async def test_a_command_model_is_started_proxied_and_stopped_after_its_ttl(chil
     clip = read_clip("ss-0870")
     async with connect(server.url + "?intent=transcription", max_size=None) as ws:
         # named in the session.update: everything below is sent before the child even started
-        await ws.send(json.dumps({"type": "session.update", "session": {"type": "transcription", "audio": {"input": {
-            "format": {"type": "audio/pcm", "rate": 24_000},
-            "transcription": {"model": "child", "language": "en"},
-        }}}}))
+        await ws.send(
+            json.dumps(
+                {
+                    "type": "session.update",
+                    "session": {
+                        "type": "transcription",
+                        "audio": {
+                            "input": {
+                                "format": {"type": "audio/pcm", "rate": 24_000},
+                                "transcription": {"model": "child", "language": "en"},
+                            }
+                        },
+                    },
+                }
+            )
+        )
         for chunk in chunks_b64(clip, 24_000):
             await ws.send(json.dumps({"type": "input_audio_buffer.append", "audio": chunk}))
         await ws.send(json.dumps({"type": "input_audio_buffer.commit"}))
@@ -75,12 +93,16 @@ async def test_a_command_model_is_started_proxied_and_stopped_after_its_ttl(chil
                 events.append(json.loads(await asyncio.wait_for(ws.recv(), EVENT_TIMEOUT)))
     assert ws.close_code == 1000  # the child's close, passed on
     assert [e["type"] for e in events[:2]] == ["session.created", "session.updated"]
-    assert events[0]["session"]["audio"]["input"]["transcription"]["model"] == "whisper-base"  # the child's name
+    assert (
+        events[0]["session"]["audio"]["input"]["transcription"]["model"] == "whisper-base"
+    )  # the child's name
     check_item_order(events)
     (done,) = [e for e in events if e["type"] == COMPLETED]
     assert wer(reference_text("ss-0870"), done["transcript"]) < 0.25, done
 
-    assert await asyncio.to_thread(server.router.wait_for, lambda s: s["child"].state == "stopped", EVENT_TIMEOUT)
+    assert await asyncio.to_thread(
+        server.router.wait_for, lambda s: s["child"].state == "stopped", EVENT_TIMEOUT
+    )
     assert server.router.snapshot()["child"].last_unload == "unloaded after its ttl of 0.3 s"
     assert runtime.process.returncode == 0  # it stopped cleanly on SIGTERM
     assert await asyncio.to_thread(server.activity.wait_recorded, 1, EVENT_TIMEOUT)
@@ -94,16 +116,21 @@ async def test_a_command_model_is_started_proxied_and_stopped_after_its_ttl(chil
 
 async def test_a_command_that_exits_is_a_failed_load(whisper_backend, tmp_path):
     script = "import sys; print('no model file here', flush=True); sys.exit(3)"
-    entry = ModelEntry("dies", "command", cmd=f"{sys.executable} -c \"{script}\" ${{PORT}}")
+    entry = ModelEntry("dies", "command", cmd=f'{sys.executable} -c "{script}" ${{PORT}}')
     config = ModelsConfig((EMBEDDED_ENTRY, entry), max_loaded_models=2)
-    with RealtimeServer(ServerConfig(port=0, models=config, record_activity=False), whisper_backend) as server:
+    with RealtimeServer(
+        ServerConfig(port=0, models=config, record_activity=False), whisper_backend
+    ) as server:
         async with connect(server.url + "?model=dies") as ws:
             error = json.loads(await asyncio.wait_for(ws.recv(), EVENT_TIMEOUT))
             with pytest.raises(ConnectionClosed):
                 await asyncio.wait_for(ws.recv(), EVENT_TIMEOUT)
         assert ws.close_code == 1011
         assert error["error"]["code"] == "model_load_failed"
-        assert "exited with code 3" in error["error"]["message"] and "no model file here" in error["error"]["message"]
+        assert (
+            "exited with code 3" in error["error"]["message"]
+            and "no model file here" in error["error"]["message"]
+        )
         assert server.router.snapshot()["dies"].state == "stopped"
 
 

@@ -20,10 +20,22 @@ from desktop_rt.engine.protocol.events import (
     to_json,
 )
 from desktop_rt.engine.protocol.session import RealtimeSession, SessionLimits, SessionStateError
-
 from tests.support.session_support import (
-    COMPLETED, DELTA, PCM_100MS, TENTATIVE, append, chunk_samples, drain, flushes, make,
-    only_error, send, tone, types, update, words,
+    COMPLETED,
+    DELTA,
+    PCM_100MS,
+    TENTATIVE,
+    append,
+    chunk_samples,
+    drain,
+    flushes,
+    make,
+    only_error,
+    send,
+    tone,
+    types,
+    update,
+    words,
 )
 
 # --- lifecycle -----------------------------------------------------------------------------
@@ -90,7 +102,11 @@ def test_items_chain_and_deltas_can_arrive_before_the_commit():
     session.recognizer_flushed(first, [])
     session.recognizer_flushed(second, words("  Two"))
     events = drain(session)
-    assert [(e["type"], e["item_id"]) for e in events] == [(COMPLETED, first), (DELTA, second), (COMPLETED, second)]
+    assert [(e["type"], e["item_id"]) for e in events] == [
+        (COMPLETED, first),
+        (DELTA, second),
+        (COMPLETED, second),
+    ]
     assert events[0]["transcript"] == "One" and events[2]["transcript"] == "Two"
 
 
@@ -112,7 +128,10 @@ def test_commit_without_audio_is_an_error_and_the_session_goes_on():
     assert error["code"] == "input_audio_buffer_commit_empty" and error["event_id"] == "evt_9"
     append(session, PCM_100MS)
     send(session, type="input_audio_buffer.commit")
-    assert only_error(send(session, type="input_audio_buffer.commit"))["code"] == "input_audio_buffer_commit_empty"
+    assert (
+        only_error(send(session, type="input_audio_buffer.commit"))["code"]
+        == "input_audio_buffer_commit_empty"
+    )
     assert types(append(session, PCM_100MS)) == []
 
 
@@ -172,7 +191,10 @@ def test_clear_drops_the_open_item_and_ignores_its_stale_results():
     session.recognizer_words(old, words(" late"), words(" later"))
     session.recognizer_flushed(old, words(" never"))
     assert drain(session) == []
-    assert only_error(send(session, type="input_audio_buffer.commit"))["code"] == "input_audio_buffer_commit_empty"
+    assert (
+        only_error(send(session, type="input_audio_buffer.commit"))["code"]
+        == "input_audio_buffer_commit_empty"
+    )
     append(session, PCM_100MS)
     (new,) = {c.item_id for c in session.commands()}
     assert new != old
@@ -201,7 +223,9 @@ def test_tentative_words_only_when_asked_for():
     session.recognizer_words(item, words(" Maybe"), words(" so"))
     events = drain(session)
     assert [(e["type"], e.get("text", e.get("delta"))) for e in events] == [
-        (TENTATIVE, "maybe so"), (DELTA, "Maybe"), (TENTATIVE, " so")
+        (TENTATIVE, "maybe so"),
+        (DELTA, "Maybe"),
+        (TENTATIVE, " so"),
     ]
     assert events[0]["item_id"] == item
 
@@ -274,7 +298,10 @@ def test_beta_update_is_answered_with_the_ga_session():
     (updated,) = send(
         session,
         type="transcription_session.update",
-        session={"input_audio_format": "pcm16", "input_audio_transcription": {"model": "gpt-4o-transcribe", "language": "en"}},
+        session={
+            "input_audio_format": "pcm16",
+            "input_audio_transcription": {"model": "gpt-4o-transcribe", "language": "en"},
+        },
     )
     assert updated["type"] == "session.updated"
     audio_in = updated["session"]["audio"]["input"]
@@ -300,7 +327,10 @@ def test_language_and_prompt_reach_the_worker_once():
     [
         {"format": {"type": "audio/pcm", "rate": -24000}},
         {"format": {"type": "audio/flac"}},
-        {"format": {"type": "audio/pcm", "rate": 24000}, "turn_detection": {"type": "server_vad", "threshold": 2}},
+        {
+            "format": {"type": "audio/pcm", "rate": 24000},
+            "turn_detection": {"type": "server_vad", "threshold": 2},
+        },
         {"format": {"type": "audio/pcm", "rate": 24000}, "transcription": {"language": 1}},
     ],
 )
@@ -308,7 +338,9 @@ def test_invalid_update_leaves_the_session_unchanged(audio_input):
     session = make()
     before = session.config
     error = only_error(
-        send(session, type="session.update", event_id="u", session={"audio": {"input": audio_input}})
+        send(
+            session, type="session.update", event_id="u", session={"audio": {"input": audio_input}}
+        )
     )
     assert error["event_id"] == "u" and error["param"].startswith("session.audio.input")
     assert session.config == before and session.commands() == []
@@ -377,11 +409,16 @@ def test_backlog_full_drops_audio_until_the_worker_catches_up():
     chunk = float_to_pcm16(tone(0.4, 16000))
     assert append(session, chunk) == [] and append(session, chunk) == []
     error = only_error(append(session, chunk))
-    assert error["code"] == "audio_backlog_full" and "faster than the model transcribes" in error["message"]
+    assert (
+        error["code"] == "audio_backlog_full"
+        and "faster than the model transcribes" in error["message"]
+    )
     assert chunk_samples(session.commands()) == 12800
     session.audio_consumed(0.4)
     assert append(session, chunk) == []
-    assert only_error(append(session, float_to_pcm16(tone(1.2, 16000))))["code"] == "audio_too_large"
+    assert (
+        only_error(append(session, float_to_pcm16(tone(1.2, 16000))))["code"] == "audio_too_large"
+    )
 
 
 @settings(max_examples=60, deadline=None)

@@ -17,17 +17,21 @@ from desktop_rt.engine.protocol.events import (
     to_json,
 )
 from desktop_rt.engine.protocol.session import RealtimeSession, SessionLimits
-
-from tests.support.session_support import COMPLETED, DELTA, b64, EnergyScorer, words
+from tests.support.session_support import COMPLETED, DELTA, EnergyScorer, b64, words
 
 # --- hostile clients -----------------------------------------------------------------------
 
-json_leaf = st.none() | st.booleans() | st.integers(-100_000, 100_000) | st.floats() | st.text(max_size=8)
+json_leaf = (
+    st.none() | st.booleans() | st.integers(-100_000, 100_000) | st.floats() | st.text(max_size=8)
+)
 hostile_text = st.one_of(
     st.text(max_size=60),
     st.binary(max_size=20),
-    st.recursive(json_leaf, lambda x: st.lists(x, max_size=3) | st.dictionaries(st.text(max_size=6), x, max_size=3),
-                 max_leaves=8).map(lambda v: json.dumps(v)),
+    st.recursive(
+        json_leaf,
+        lambda x: st.lists(x, max_size=3) | st.dictionaries(st.text(max_size=6), x, max_size=3),
+        max_leaves=8,
+    ).map(lambda v: json.dumps(v)),
 )
 valid_updates = st.sampled_from(
     [
@@ -45,20 +49,29 @@ valid_updates = st.sampled_from(
 
 @st.composite
 def client_messages(draw):
-    kind = draw(st.sampled_from(["hostile"] * 4 + ["append"] * 10 + ["commit"] * 3 + ["clear", "update", "final"]))
+    kind = draw(
+        st.sampled_from(
+            ["hostile"] * 4 + ["append"] * 10 + ["commit"] * 3 + ["clear", "update", "final"]
+        )
+    )
     if kind == "hostile":
         return draw(hostile_text)
     if kind == "append":
         amp = draw(st.sampled_from([0.0, 0.6]))
         n = draw(st.integers(0, 1600))
-        raw = float_to_pcm16(np.full(n, amp, dtype=np.float32) * np.sign(np.sin(np.arange(n) / 3.0)))
+        raw = float_to_pcm16(
+            np.full(n, amp, dtype=np.float32) * np.sign(np.sin(np.arange(n) / 3.0))
+        )
         if draw(st.booleans()):
             raw = raw[: draw(st.integers(0, len(raw)))]
         return json.dumps({"type": "input_audio_buffer.append", "audio": b64(raw)})
     if kind == "update":
         return json.dumps({"type": "session.update", "session": draw(valid_updates)})
-    event = {"commit": {"type": "input_audio_buffer.commit"}, "final": {"type": "input_audio_buffer.commit", "final": True},
-             "clear": {"type": "input_audio_buffer.clear"}}[kind]
+    event = {
+        "commit": {"type": "input_audio_buffer.commit"},
+        "final": {"type": "input_audio_buffer.commit", "final": True},
+        "clear": {"type": "input_audio_buffer.clear"},
+    }[kind]
     return json.dumps({**event, "event_id": draw(st.text(max_size=5))})
 
 
@@ -66,27 +79,57 @@ def client_messages(draw):
 @given(st.data())
 def test_hostile_sessions_never_raise_and_keep_their_promises(data):
     session = RealtimeSession(
-        model="m", vad_factory=EnergyScorer, emit_tentative=data.draw(st.booleans()),
+        model="m",
+        vad_factory=EnergyScorer,
+        emit_tentative=data.draw(st.booleans()),
         limits=SessionLimits(max_backlog_seconds=1.0),
     )
     session.start()
     if data.draw(st.booleans()):
-        session.receive_text(json.dumps({"type": "session.update", "session": {"audio": {"input": {
-            "turn_detection": {"type": "server_vad", "silence_duration_ms": 64, "prefix_padding_ms": 32}}}}}))
+        session.receive_text(
+            json.dumps(
+                {
+                    "type": "session.update",
+                    "session": {
+                        "audio": {
+                            "input": {
+                                "turn_detection": {
+                                    "type": "server_vad",
+                                    "silence_duration_ms": 64,
+                                    "prefix_padding_ms": 32,
+                                }
+                            }
+                        }
+                    },
+                }
+            )
+        )
     out: list[ServerEvent] = []
     seen_items: list[str] = []
     flushed: list[str] = []
     for _ in range(data.draw(st.integers(1, 60))):
-        action = data.draw(st.sampled_from(["client"] * 12 + ["words"] * 3 + ["flushed"] * 3 + ["consumed"] * 2
-                                           + ["failed", "end"]))
+        action = data.draw(
+            st.sampled_from(
+                ["client"] * 12
+                + ["words"] * 3
+                + ["flushed"] * 3
+                + ["consumed"] * 2
+                + ["failed", "end"]
+            )
+        )
         pick = st.sampled_from(flushed + seen_items + ["item_x"])
         if action == "client":
             session.receive_text(data.draw(client_messages()))
         elif action == "words":
-            session.recognizer_words(data.draw(pick), words(*data.draw(st.lists(st.text(max_size=4), max_size=3))),
-                                     words(*data.draw(st.lists(st.text(max_size=4), max_size=3))))
+            session.recognizer_words(
+                data.draw(pick),
+                words(*data.draw(st.lists(st.text(max_size=4), max_size=3))),
+                words(*data.draw(st.lists(st.text(max_size=4), max_size=3))),
+            )
         elif action == "flushed":
-            session.recognizer_flushed(data.draw(pick), words(*data.draw(st.lists(st.text(max_size=4), max_size=3))))
+            session.recognizer_flushed(
+                data.draw(pick), words(*data.draw(st.lists(st.text(max_size=4), max_size=3)))
+            )
         elif action == "consumed":
             session.audio_consumed(data.draw(st.floats(-1, 2)))
         elif action == "failed":
@@ -113,7 +156,10 @@ def test_hostile_sessions_never_raise_and_keep_their_promises(data):
     for i, w in enumerate(wires):
         assert w["event_id"].startswith("event_") and isinstance(w["type"], str)
         if w["type"] == "error":
-            assert set(w["error"]) == {"type", "code", "message", "param", "event_id"} and w["error"]["message"]
+            assert (
+                set(w["error"]) == {"type", "code", "message", "param", "event_id"}
+                and w["error"]["message"]
+            )
         elif w["type"] == "input_audio_buffer.committed":
             assert w["previous_item_id"] == previous and w["item_id"] not in committed
             previous = w["item_id"]
@@ -130,4 +176,6 @@ def test_hostile_sessions_never_raise_and_keep_their_promises(data):
     if session.wants_close:
         assert session.state.name == "INPUT_ENDED"
     event(f"items completed: {min(len(completed), 3)}")
-    event(f"speech turns: {min(sum(w['type'] == 'input_audio_buffer.speech_started' for w in wires), 2)}")
+    event(
+        f"speech turns: {min(sum(w['type'] == 'input_audio_buffer.speech_started' for w in wires), 2)}"
+    )

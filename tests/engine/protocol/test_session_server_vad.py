@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
@@ -12,16 +11,30 @@ from desktop_rt.engine.protocol.events import (
     Flush,
 )
 from desktop_rt.engine.protocol.session import RealtimeSession
-
 from tests.support.session_support import (
-    COMPLETED, DATA, append, chunk_samples, drain, EnergyScorer, flushes, make, only_error,
-    send, silence, tone, types, update, words,
+    COMPLETED,
+    DATA,
+    EnergyScorer,
+    append,
+    chunk_samples,
+    drain,
+    flushes,
+    make,
+    only_error,
+    send,
+    silence,
+    tone,
+    types,
+    update,
+    words,
 )
 
 # --- server VAD ----------------------------------------------------------------------------
 
 
-def stream(session: RealtimeSession, audio: np.ndarray, rate: int, chunk_seconds: float = 0.1) -> list[dict]:
+def stream(
+    session: RealtimeSession, audio: np.ndarray, rate: int, chunk_seconds: float = 0.1
+) -> list[dict]:
     raw = float_to_pcm16(audio)
     step = round(chunk_seconds * rate) * 2
     events = []
@@ -35,15 +48,26 @@ def test_server_vad_marks_turns_and_commits_them():
     (updated,) = update(
         session,
         format={"type": "audio/pcm", "rate": 24000},
-        turn_detection={"type": "server_vad", "threshold": 0.5, "prefix_padding_ms": 300, "silence_duration_ms": 500},
+        turn_detection={
+            "type": "server_vad",
+            "threshold": 0.5,
+            "prefix_padding_ms": 300,
+            "silence_duration_ms": 500,
+        },
     )
     assert updated["session"]["audio"]["input"]["turn_detection"]["type"] == "server_vad"
     rate = 24000
-    audio = np.concatenate([silence(1, rate), tone(1, rate), silence(1.5, rate), tone(0.5, rate), silence(1, rate)])
+    audio = np.concatenate(
+        [silence(1, rate), tone(1, rate), silence(1.5, rate), tone(0.5, rate), silence(1, rate)]
+    )
     events = stream(session, audio, rate)
     assert types(events) == [
-        "input_audio_buffer.speech_started", "input_audio_buffer.speech_stopped", "input_audio_buffer.committed",
-        "input_audio_buffer.speech_started", "input_audio_buffer.speech_stopped", "input_audio_buffer.committed",
+        "input_audio_buffer.speech_started",
+        "input_audio_buffer.speech_stopped",
+        "input_audio_buffer.committed",
+        "input_audio_buffer.speech_started",
+        "input_audio_buffer.speech_stopped",
+        "input_audio_buffer.committed",
     ]
     first, second = events[0]["item_id"], events[3]["item_id"]
     assert events[1]["item_id"] == events[2]["item_id"] == first != second
@@ -83,8 +107,12 @@ def test_server_vad_manual_commit_clear_and_switch_off():
     assert committed["item_id"] == events[0]["item_id"]
     (updated,) = update(session, turn_detection=None)
     assert updated["session"]["audio"]["input"]["turn_detection"] is None
-    assert stream(session, silence(1.0, 16000), 16000) == []  # no VAD: silence is audio like any other
-    assert types(send(session, type="input_audio_buffer.commit")) == ["input_audio_buffer.committed"]
+    assert (
+        stream(session, silence(1.0, 16000), 16000) == []
+    )  # no VAD: silence is audio like any other
+    assert types(send(session, type="input_audio_buffer.commit")) == [
+        "input_audio_buffer.committed"
+    ]
 
 
 def test_server_vad_unavailable_is_an_error_not_a_crash():
@@ -100,7 +128,9 @@ def test_server_vad_unavailable_is_an_error_not_a_crash():
 def test_server_vad_with_silero_on_speech_at_24_khz():
     speech = load_audio_file(DATA / "beckett.wav", rate=24000)
     session = make()
-    update(session, format={"type": "audio/pcm", "rate": 24000}, turn_detection={"type": "server_vad"})
+    update(
+        session, format={"type": "audio/pcm", "rate": 24000}, turn_detection={"type": "server_vad"}
+    )
     audio = np.concatenate([silence(0.5, 24000), speech, silence(1.0, 24000)])
     events = stream(session, audio, 24000, chunk_seconds=0.05)
     assert "error" not in types(events)

@@ -26,7 +26,18 @@ KEY = "sk-activity"
 
 
 def row(model: str, reason: str = "the client closed (1000)") -> ActivityRow:
-    return ActivityRow("sess_1", activity_timestamp(), activity_timestamp(), model, "127.0.0.1:5000", 1.5, 2, 7, 1000, reason)
+    return ActivityRow(
+        "sess_1",
+        activity_timestamp(),
+        activity_timestamp(),
+        model,
+        "127.0.0.1:5000",
+        1.5,
+        2,
+        7,
+        1000,
+        reason,
+    )
 
 
 def test_rows_are_kept_newest_first_and_filtered_by_model(tmp_path):
@@ -58,23 +69,58 @@ def test_a_failed_write_is_logged_not_raised(tmp_path):
 def test_the_meter_counts_audio_in_the_declared_format_and_words_out():
     meter = ActivityMeter()
     second_24k = base64.b64encode(b"\0\0" * 24_000).decode()
-    meter.server_frame(json.dumps({"type": "session.created", "session": {
-        "id": "sess_x", "audio": {"input": {"format": {"type": "audio/pcm", "rate": 16000}}}}}))
-    meter.client_frame(json.dumps({"type": "session.update", "session": {
-        "audio": {"input": {"format": {"type": "audio/pcm", "rate": 24000}}}}}))
+    meter.server_frame(
+        json.dumps(
+            {
+                "type": "session.created",
+                "session": {
+                    "id": "sess_x",
+                    "audio": {"input": {"format": {"type": "audio/pcm", "rate": 16000}}},
+                },
+            }
+        )
+    )
+    meter.client_frame(
+        json.dumps(
+            {
+                "type": "session.update",
+                "session": {"audio": {"input": {"format": {"type": "audio/pcm", "rate": 24000}}}},
+            }
+        )
+    )
     meter.client_frame(json.dumps({"type": "input_audio_buffer.append", "audio": second_24k}))
-    meter.server_frame(json.dumps({"type": "session.updated", "session": {
-        "audio": {"input": {"format": {"type": "audio/pcm", "rate": 16000}}}}}))  # the client's choice stands
+    meter.server_frame(
+        json.dumps(
+            {
+                "type": "session.updated",
+                "session": {"audio": {"input": {"format": {"type": "audio/pcm", "rate": 16000}}}},
+            }
+        )
+    )  # the client's choice stands
     meter.client_frame(json.dumps({"type": "input_audio_buffer.append", "audio": second_24k}))
     meter.client_frame(json.dumps({"type": "input_audio_buffer.append", "audio": "%% not base64"}))
     meter.client_frame(b"binary")
-    meter.server_frame(json.dumps({"type": "conversation.item.input_audio_transcription.completed",
-                                   "transcript": "three words here"}))
+    meter.server_frame(
+        json.dumps(
+            {
+                "type": "conversation.item.input_audio_transcription.completed",
+                "transcript": "three words here",
+            }
+        )
+    )
     assert meter.audio_seconds == pytest.approx(2.0)
     assert (meter.items, meter.words, meter.session_id) == (1, 3, "sess_x")
     g711 = ActivityMeter()
-    g711.client_frame(json.dumps({"type": "transcription_session.update", "session": {"input_audio_format": "g711_ulaw"}}))
-    g711.client_frame(json.dumps({"type": "input_audio_buffer.append", "audio": base64.b64encode(b"\0" * 8000).decode()}))
+    g711.client_frame(
+        json.dumps(
+            {"type": "transcription_session.update", "session": {"input_audio_format": "g711_ulaw"}}
+        )
+    )
+    g711.client_frame(
+        json.dumps(
+            {"type": "input_audio_buffer.append", "audio": base64.b64encode(b"\0" * 8000).decode()}
+        )
+    )
     assert g711.audio_seconds == pytest.approx(1.0)
 
 
@@ -109,16 +155,25 @@ async def test_each_session_leaves_one_row_readable_over_http(whisper_backend, t
         assert spoken["model"] == "whisper-base" and spoken["client"].startswith("127.0.0.1:")
         assert spoken["audio_seconds"] == pytest.approx(len(clip) / 16_000, abs=0.05)
         assert spoken["items"] == 1 and spoken["words"] == len(transcript.split())
-        assert spoken["close_code"] == 1000 and spoken["close_reason"] == "the session ended (final commit)"
+        assert (
+            spoken["close_code"] == 1000
+            and spoken["close_reason"] == "the session ended (final commit)"
+        )
         assert spoken["session_id"] == client.events[0]["session"]["id"]
         assert spoken["started_at"] < spoken["ended_at"]
-        assert unknown["model"] == "nope" and unknown["close_reason"].startswith("model_not_found: ")
+        assert unknown["model"] == "nope" and unknown["close_reason"].startswith(
+            "model_not_found: "
+        )
         assert unknown["close_code"] == 1008 and unknown["items"] == 0
         assert latest["close_reason"] == "the client closed (1000)" and latest["audio_seconds"] == 0
 
-        status, body = await asyncio.to_thread(http_get, f"{server.http_url}/v1/activity?limit=1&model=nope", auth)
+        status, body = await asyncio.to_thread(
+            http_get, f"{server.http_url}/v1/activity?limit=1&model=nope", auth
+        )
         assert [r["model"] for r in body["data"]] == ["nope"]
-        status, body = await asyncio.to_thread(http_get, f"{server.http_url}/v1/activity?limit=many", auth)
+        status, body = await asyncio.to_thread(
+            http_get, f"{server.http_url}/v1/activity?limit=many", auth
+        )
         assert status == 400 and body["error"]["param"] == "limit"
     finally:
         await asyncio.to_thread(server.stop)

@@ -16,12 +16,16 @@ from desktop_rt.engine.server.handshake import (
 )
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1", "127.1.2.3", "localhost", "::1", "[::1]", "LOCALHOST"])
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1", "127.1.2.3", "localhost", "::1", "[::1]", "LOCALHOST"]
+)
 def test_loopback_hosts(host):
     assert is_loopback_host(host)
 
 
-@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.4", "::", "example.com", "127.0.0.1.evil.com", "", None])
+@pytest.mark.parametrize(
+    "host", ["0.0.0.0", "192.168.1.4", "::", "example.com", "127.0.0.1.evil.com", "", None]
+)
 def test_public_hosts(host):
     assert not is_loopback_host(host)
 
@@ -48,9 +52,13 @@ def test_origins(origin, allowed):
 
 
 def test_the_four_key_forms():
-    offered = offered_subprotocols(["realtime, openai-insecure-api-key.k4", "openai-beta.realtime-v1"])
+    offered = offered_subprotocols(
+        ["realtime, openai-insecure-api-key.k4", "openai-beta.realtime-v1"]
+    )
     assert offered == ["realtime", "openai-insecure-api-key.k4", "openai-beta.realtime-v1"]
-    headers = Headers([("Authorization", "Bearer k1"), ("Authorization", "k2"), ("X-Api-Key", "k3")])
+    headers = Headers(
+        [("Authorization", "Bearer k1"), ("Authorization", "k2"), ("X-Api-Key", "k3")]
+    )
     assert presented_keys(headers, offered) == ["k1", "k2", "k3", "k4"]
     for key in ("k1", "k2", "k3", "k4"):
         assert key_matches(key, presented_keys(headers, offered))
@@ -62,7 +70,9 @@ def test_the_four_key_forms():
 def test_gate_authorizes_only_a_matching_key():
     gate = HandshakeGate(model_id="whisper-base", api_key="secret")
     assert gate.authorized(Headers([("Authorization", "Bearer secret")]))
-    assert gate.authorized(Headers([("Sec-WebSocket-Protocol", "realtime, openai-insecure-api-key.secret")]))
+    assert gate.authorized(
+        Headers([("Sec-WebSocket-Protocol", "realtime, openai-insecure-api-key.secret")])
+    )
     assert not gate.authorized(Headers([("Authorization", "Bearer secre")]))
     assert not gate.authorized(Headers())
     assert HandshakeGate(model_id="m").authorized(Headers())
@@ -82,5 +92,8 @@ def test_subprotocol_choice_is_always_one_offered(offered, chosen):
 
 
 def test_requested_model():
-    assert HandshakeGate.requested_model("/v1/realtime?intent=transcription&model=whisper-base") == "whisper-base"
+    assert (
+        HandshakeGate.requested_model("/v1/realtime?intent=transcription&model=whisper-base")
+        == "whisper-base"
+    )
     assert HandshakeGate.requested_model("/v1/realtime?intent=transcription") is None

@@ -11,17 +11,17 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from tests.support.clips import librivox_stream, read_clip, reference_text
 from desktop_rt.engine.protocol.events import to_wire
 from desktop_rt.engine.server.server import RealtimeServer, ServerConfig, ServerError
+from tests.support.clips import librivox_stream, read_clip, reference_text
 from tests.support.rt_client import (
-    http_get,
     COMMITTED,
     COMPLETED,
     DELTA,
     EVENT_TIMEOUT,
     check_item_order,
     chunks_b64,
+    http_get,
     open_client,
     pcm16_b64,
     wer,
@@ -75,7 +75,9 @@ def test_models_need_the_key_and_health_does_not(keyed_server):
     assert http_get(f"{keyed_server.http_url}/health")[0] == 200
     status, body = http_get(f"{keyed_server.http_url}/v1/models")
     assert status == 401 and body["error"]["code"] == "invalid_api_key"
-    status, body = http_get(f"{keyed_server.http_url}/v1/models", {"Authorization": f"Bearer {KEY}"})
+    status, body = http_get(
+        f"{keyed_server.http_url}/v1/models", {"Authorization": f"Bearer {KEY}"}
+    )
     assert status == 200 and body["data"][0]["id"] == "whisper-base"
 
 
@@ -183,11 +185,25 @@ async def test_server_vad_commits_each_turn_by_itself(server):
     gap = np.zeros(16000, dtype=np.float32)
     audio = np.concatenate([gap[:4000], read_clip("ss-0880"), gap, read_clip("ss-0930"), gap])
     client = await open_client(server.url)
-    await client.send({"type": "session.update", "session": {"type": "transcription", "audio": {"input": {
-        "format": {"type": "audio/pcm", "rate": 24000},
-        "transcription": {"language": "en"},
-        "turn_detection": {"type": "server_vad", "threshold": 0.5, "silence_duration_ms": 500},
-    }}}})
+    await client.send(
+        {
+            "type": "session.update",
+            "session": {
+                "type": "transcription",
+                "audio": {
+                    "input": {
+                        "format": {"type": "audio/pcm", "rate": 24000},
+                        "transcription": {"language": "en"},
+                        "turn_detection": {
+                            "type": "server_vad",
+                            "threshold": 0.5,
+                            "silence_duration_ms": 500,
+                        },
+                    }
+                },
+            },
+        }
+    )
     updated = await client.until("session.updated")
     assert updated["session"]["audio"]["input"]["turn_detection"]["type"] == "server_vad"
     await client.append_clip(audio)
@@ -208,13 +224,24 @@ async def test_bad_input_gets_errors_and_the_session_goes_on(server):
     await client.send("{not json")
     await client.send({"type": "input_audio_buffer.append", "audio": "%%% not base64 %%%"})
     await client.send(b"\x00\x01binary")
-    await client.send({"type": "input_audio_buffer.append", "audio": "AAA="})  # 2 bytes: fine, no error
+    await client.send(
+        {"type": "input_audio_buffer.append", "audio": "AAA="}
+    )  # 2 bytes: fine, no error
     await client.send({"type": "input_audio_buffer.append", "audio": "AA=="})  # one byte: odd count
     await client.send({"type": "no.such.event", "event_id": "evt_7"})
-    await client.send({"type": "session.update", "session": {"audio": {"input": {"format": {"rate": "fast"}}}}})
+    await client.send(
+        {"type": "session.update", "session": {"audio": {"input": {"format": {"rate": "fast"}}}}}
+    )
     errors = [await client.until("error") for _ in range(6)]
     codes = [e["error"]["code"] for e in errors]
-    assert codes == ["invalid_json", "invalid_audio", "invalid_frame", "invalid_audio", "unknown_event_type", "invalid_type"]
+    assert codes == [
+        "invalid_json",
+        "invalid_audio",
+        "invalid_frame",
+        "invalid_audio",
+        "unknown_event_type",
+        "invalid_type",
+    ]
     assert errors[4]["error"]["event_id"] == "evt_7"
     assert errors[5]["error"]["param"] == "session.audio.input.format.rate"
     assert all(e["error"]["message"] for e in errors)
@@ -229,7 +256,9 @@ async def test_an_append_over_15_mib_gets_an_error_and_the_session_goes_on(serve
     await client.send({"type": "input_audio_buffer.append", "audio": huge})
     error = await client.until("error")
     assert error["error"]["code"] == "audio_too_large" and error["error"]["param"] == "audio"
-    await client.send({"type": "input_audio_buffer.append", "audio": pcm16_b64(np.zeros(1600, np.float32))})
+    await client.send(
+        {"type": "input_audio_buffer.append", "audio": pcm16_b64(np.zeros(1600, np.float32))}
+    )
     await client.send({"type": "input_audio_buffer.commit"})
     assert (await client.until(COMMITTED))["previous_item_id"] is None
     done = await client.until(COMPLETED)
@@ -287,8 +316,12 @@ async def test_a_flooding_client_gets_backlog_errors_and_others_stay_served(serv
 async def test_local_session_rides_the_same_path(server):
     events: queue.Queue = queue.Queue()
     closed: queue.Queue = queue.Queue()
-    local = server.open_local_session(events.put, emit_tentative=True, on_closed=lambda: closed.put(True))
-    local.update({"type": "transcription", "audio": {"input": {"transcription": {"language": "en"}}}})
+    local = server.open_local_session(
+        events.put, emit_tentative=True, on_closed=lambda: closed.put(True)
+    )
+    local.update(
+        {"type": "transcription", "audio": {"input": {"transcription": {"language": "en"}}}}
+    )
     audio = read_clip("ss-0920")
     for i in range(0, len(audio), 1600):
         local.append(audio[i : i + 1600])

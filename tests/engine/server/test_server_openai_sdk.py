@@ -8,8 +8,8 @@ import pytest
 from openai import AsyncOpenAI
 from openai.types.realtime import ConversationItemInputAudioTranscriptionCompletedEvent
 
-from tests.support.clips import read_clip, reference_text
 from desktop_rt.engine.server.server import RealtimeServer, ServerConfig
+from tests.support.clips import read_clip, reference_text
 from tests.support.rt_client import EVENT_TIMEOUT, chunks_b64, wer
 
 KEY = "sk-desktop-rt-sdk"
@@ -40,7 +40,9 @@ async def test_openai_sdk_transcribes_a_clip(server):
         base_url=f"http://127.0.0.1:{server.port}/v1",
         websocket_base_url=f"ws://127.0.0.1:{server.port}/v1",
     )
-    async with client.realtime.connect(model="whisper-base", extra_query={"intent": "transcription"}) as conn:
+    async with client.realtime.connect(
+        model="whisper-base", extra_query={"intent": "transcription"}
+    ) as conn:
         created = await next_of(conn, "session.created")
         assert created.session.type == "transcription"
         await conn.session.update(

@@ -53,15 +53,23 @@ import hashlib
 import logging
 import os
 from collections import OrderedDict
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from desktop_rt.core_types import SAMPLE_RATE, Word
+from desktop_rt.engine.asr.backend import BackendTraits, DetectedLanguage
 from desktop_rt.engine.asr.llama.gguf_check import check_pair
+from desktop_rt.engine.asr.llama.mtmd import (
+    AUDIO,
+    TEXT,
+    AudioPrompt,
+    NativeError,
+    NativeSpeechModel,
+)
 from desktop_rt.engine.asr.llama.prompt_format import (
     ASR_TEXT,
     ENCODER_BLOCK_CHOICES,
@@ -70,7 +78,6 @@ from desktop_rt.engine.asr.llama.prompt_format import (
     split_output,
     timed_words,
 )
-from desktop_rt.engine.asr.llama.mtmd import AUDIO, TEXT, AudioPrompt, NativeError, NativeSpeechModel
 from desktop_rt.errors import AudioError, ModelCorruptError, ModelFormatError
 
 __all__ = ["LlamaOptions", "LlamaAsrBackend", "TranscriptionStats"]
@@ -79,7 +86,9 @@ log = logging.getLogger("desktop_rt.llama")
 
 MIN_SAMPLES = SAMPLE_RATE // 10  # shorter windows hold no word; mtmd rejects tiny ones
 PIECE_SECONDS = 8  # Qwen3-ASR's encoder window (n_window_infer = 800 mel frames at 100 per second)
-MAX_CACHED_BLOCKS = 32  # a 24 s window holds 12 blocks of 2 s; the rest covers a trimmed window's old grid
+MAX_CACHED_BLOCKS = (
+    32  # a 24 s window holds 12 blocks of 2 s; the rest covers a trimmed window's old grid
+)
 
 
 @dataclass(frozen=True)
@@ -89,19 +98,33 @@ class LlamaOptions:
     n_batch: int = 512
     max_tokens: int = 448  # per window; also capped by the window's length:
     max_tokens_per_second: float = 12.0  # speech needs 3-5; more only lets a looping model run on
-    token_slack: int = 24  # budget on top of the per-second one ("language English<asr_text>" is ~5)
-    repeat_penalty: float | None = None  # None: the GGUF's general.sampling.penalty_repeat, else off
+    token_slack: int = (
+        24  # budget on top of the per-second one ("language English<asr_text>" is ~5)
+    )
+    repeat_penalty: float | None = (
+        None  # None: the GGUF's general.sampling.penalty_repeat, else off
+    )
     repeat_last_n: int | None = None  # None: the GGUF's general.sampling.penalty_last_n, else 64
-    reuse_cache: bool = True  # keep settled blocks' embeddings and the KV cache of the matching prefix
+    reuse_cache: bool = (
+        True  # keep settled blocks' embeddings and the KV cache of the matching prefix
+    )
     draft: bool = True  # verify the previous window's output in one batch
-    force_prefix: bool = True  # streaming's committed words are prefilled, not generated (see transcribe)
-    update_seconds: float = 2.0  # streaming re-transcribes after this much new audio (see min_update_seconds)
-    encoder_block_seconds: int = 2  # audio is encoded in blocks this long, 1/2/4/8 (see the module doc)
+    force_prefix: bool = (
+        True  # streaming's committed words are prefilled, not generated (see transcribe)
+    )
+    update_seconds: float = (
+        2.0  # streaming re-transcribes after this much new audio (see min_update_seconds)
+    )
+    encoder_block_seconds: int = (
+        2  # audio is encoded in blocks this long, 1/2/4/8 (see the module doc)
+    )
 
     def __post_init__(self) -> None:
         if self.encoder_block_seconds not in ENCODER_BLOCK_CHOICES:
-            raise ValueError(f"encoder_block_seconds must be one of {', '.join(map(str, ENCODER_BLOCK_CHOICES))} "
-                             f"(whole seconds that divide the encoder's 8 s window), not {self.encoder_block_seconds}")
+            raise ValueError(
+                f"encoder_block_seconds must be one of {', '.join(map(str, ENCODER_BLOCK_CHOICES))} "
+                f"(whole seconds that divide the encoder's 8 s window), not {self.encoder_block_seconds}"
+            )
 
 
 @dataclass
@@ -125,16 +148,26 @@ class LlamaAsrBackend:
     a failed construction.
     """
 
-    def __init__(self, text: Path | str, mmproj: Path | str | None = None,
-                 options: LlamaOptions = LlamaOptions(), name: str | None = None):
+    def __init__(
+        self,
+        text: Path | str,
+        mmproj: Path | str | None = None,
+        options: LlamaOptions = LlamaOptions(),
+        name: str | None = None,
+    ):
         pair = check_pair(text, mmproj)  # raises before llama.cpp sees a bad file
         self.pair = pair
         self.options = options
         self._name = name or Path(text).name  # as model_loader.describe_model names it
         threads = options.threads or os.cpu_count() or 1
         try:
-            self._native = NativeSpeechModel(pair.text, pair.mmproj, threads=threads,
-                                             n_ctx=options.n_ctx, n_batch=options.n_batch)
+            self._native = NativeSpeechModel(
+                pair.text,
+                pair.mmproj,
+                threads=threads,
+                n_ctx=options.n_ctx,
+                n_batch=options.n_batch,
+            )
         except NativeError as exc:
             raise ModelCorruptError(
                 f"llama.cpp could not load {pair.text.name} with {pair.mmproj.name}: {exc}. The files "
@@ -143,16 +176,28 @@ class LlamaAsrBackend:
         native = self._native
         if not native.supports_audio or native.sample_rate <= 0:
             self.close()
-            raise ModelFormatError(f"{pair.mmproj.name} loaded, but llama.cpp reports no audio input for it.")
+            raise ModelFormatError(
+                f"{pair.mmproj.name} loaded, but llama.cpp reports no audio input for it."
+            )
         self.layout = PromptLayout(native.marker, native.chat_template() or pair.chat_template)
         self._asr_text = native.token_id(ASR_TEXT)
-        self._penalty = options.repeat_penalty if options.repeat_penalty is not None else (pair.repeat_penalty or 1.0)
-        self._last_n = options.repeat_last_n if options.repeat_last_n is not None else (pair.repeat_last_n or 64)
+        self._penalty = (
+            options.repeat_penalty
+            if options.repeat_penalty is not None
+            else (pair.repeat_penalty or 1.0)
+        )
+        self._last_n = (
+            options.repeat_last_n
+            if options.repeat_last_n is not None
+            else (pair.repeat_last_n or 64)
+        )
         # What sequence 0 of the KV cache holds, in order: ("t", token) / ("a", digest, n_pos);
         # None when unknown (after a cold prefill).
         self._kv: list[tuple] | None = []
         self._draft: list[int] = []
-        self._blocks: OrderedDict[bytes, np.ndarray] = OrderedDict()  # digest of a settled block -> embeddings
+        self._blocks: OrderedDict[bytes, np.ndarray] = (
+            OrderedDict()
+        )  # digest of a settled block -> embeddings
         self.stats = TranscriptionStats()
 
     @property
@@ -160,22 +205,21 @@ class LlamaAsrBackend:
         return self._name
 
     @property
-    def min_update_seconds(self) -> float:
-        """How much new audio a streaming update waits for. An 0.6B model on two cores needs
-        about a second per update (bench/bench_llama.py), so Whisper's 0.6 s would fall behind."""
-        return self.options.update_seconds
-
-    @property
-    def accepts_prefix(self) -> bool:
-        """Whether streaming should pass the committed words to force (see :meth:`transcribe`)."""
-        return self.options.force_prefix
-
-    @property
-    def update_grid_seconds(self) -> float | None:
-        """Streaming hears windows of whole blocks (see StreamingTranscriber._grid_pass_due):
-        each block is then encoded once. None with blocks longer than an update (8 s pieces)."""
+    def traits(self) -> BackendTraits:
+        """Updates every ``update_seconds`` (an 0.6B model on two cores cannot keep Whisper's
+        pace); whole ``encoder_block_seconds`` blocks when a block fits in an update, so each
+        block is encoded once; committed words forced when ``force_prefix``."""
         block = self.options.encoder_block_seconds
-        return float(block) if block <= self.options.update_seconds else None
+        return BackendTraits(
+            min_update_seconds=self.options.update_seconds,
+            update_grid_seconds=float(block) if block <= self.options.update_seconds else None,
+            forces_prefix=self.options.force_prefix,
+        )
+
+    @property
+    def detected_language(self) -> DetectedLanguage | None:
+        """Always ``None``: the header's language is not reported back to streaming."""
+        return None
 
     @property
     def sample_rate(self) -> int:
@@ -194,8 +238,14 @@ class LlamaAsrBackend:
         return self._native
 
     # -- AsrBackend -----------------------------------------------------------------------
-    def transcribe(self, audio: np.ndarray, *, prompt: str | None = None,
-                   language: str | None = None, prefix: str | None = None) -> Sequence[Word]:
+    def transcribe(
+        self,
+        audio: np.ndarray,
+        *,
+        prompt: str | None = None,
+        language: str | None = None,
+        prefix: str | None = None,
+    ) -> Sequence[Word]:
         """The words of ``audio``; with ``prefix`` (text the window's speech starts with, already
         committed), that text is forced as the start of the output and only the words after
         it are returned. Streaming passes the committed words still in its window: prefilling
@@ -224,8 +274,14 @@ class LlamaAsrBackend:
             native.close()
 
     # -- one window -----------------------------------------------------------------------
-    def generate(self, audio: np.ndarray, *, prompt: str | None = None, language: str | None = None,
-                 prefix: str = "") -> tuple[list[int], list[float]]:
+    def generate(
+        self,
+        audio: np.ndarray,
+        *,
+        prompt: str | None = None,
+        language: str | None = None,
+        prefix: str = "",
+    ) -> tuple[list[int], list[float]]:
         """Prefill the prompt with ``audio`` and decode; the output tokens and their probabilities."""
         native = self.native
         self.stats = TranscriptionStats()
@@ -268,8 +324,14 @@ class LlamaAsrBackend:
             return audio[:-1]
         return audio
 
-    def prefill_logits(self, audio: np.ndarray, *, prompt: str | None = None, language: str | None = None,
-                       helper: bool = False) -> np.ndarray:
+    def prefill_logits(
+        self,
+        audio: np.ndarray,
+        *,
+        prompt: str | None = None,
+        language: str | None = None,
+        helper: bool = False,
+    ) -> np.ndarray:
         """The logits after the prompt (a copy); for tests and benchmarks.
 
         ``helper``: through llama.cpp's own ``mtmd_helper_eval_chunks`` (whole-window
@@ -284,8 +346,14 @@ class LlamaAsrBackend:
                 self._prefill(chunks, audio)
         return np.array(self._native.logits(-1))
 
-    def _words(self, tokens: list[int], probs: list[float], forced: str | None, duration: float,
-               skip: int = 0) -> list[Word]:
+    def _words(
+        self,
+        tokens: list[int],
+        probs: list[float],
+        forced: str | None,
+        duration: float,
+        skip: int = 0,
+    ) -> list[Word]:
         """Parse ``language X<asr_text>text`` (or, forced, just the text) into timed words,
         leaving out the first ``skip`` characters of the text (the forced prefix)."""
         if not forced and self._asr_text is not None and self._asr_text in tokens:
@@ -306,7 +374,12 @@ class LlamaAsrBackend:
     def _budget(self, seconds: float) -> int:
         # Speech runs at ~3-5 tokens per second; 12/s plus room for "language X<asr_text>" never
         # cuts real speech short and keeps a model that loops on noise from running for long.
-        return int(min(self.options.max_tokens, self.options.token_slack + self.options.max_tokens_per_second * seconds))
+        return int(
+            min(
+                self.options.max_tokens,
+                self.options.token_slack + self.options.max_tokens_per_second * seconds,
+            )
+        )
 
     def _prefill_helper(self, chunks) -> int:
         """The reference path: everything through ``mtmd_helper_eval_chunks``."""
@@ -339,7 +412,9 @@ class LlamaAsrBackend:
                 k += 1
             known = (self._kv or []) if reuse else []
             keep = 0
-            limit = min(len(known), len(items) - 1)  # always re-decode the last token for its logits
+            limit = min(
+                len(known), len(items) - 1
+            )  # always re-decode the last token for its logits
             while keep < limit and known[keep] == items[keep]:
                 keep += 1
             keep_pos = sum(_positions(item) for item in items[:keep])
@@ -361,8 +436,16 @@ class LlamaAsrBackend:
         self.stats.reused_audio_chunks = sum(1 for it in items[:keep] if it[0] == "a")
         return n_past
 
-    def _audio_blocks(self, chunks: AudioPrompt, i: int, audio: np.ndarray, k: int, n_pieces: int,
-                      reuse: bool, stack: ExitStack) -> list["_Block"]:
+    def _audio_blocks(
+        self,
+        chunks: AudioPrompt,
+        i: int,
+        audio: np.ndarray,
+        k: int,
+        n_pieces: int,
+        reuse: bool,
+        stack: ExitStack,
+    ) -> list[_Block]:
         """The blocks of audio chunk ``i`` (the window's piece ``k``), each with its embeddings."""
         native = self._native
         rate = native.sample_rate
@@ -377,7 +460,9 @@ class LlamaAsrBackend:
         if len(starts) > 1 and piece.size - starts[-1] < MIN_SAMPLES:
             starts.pop()  # a sliver joins the block before it (mtmd refuses tiny audio)
         if len(starts) == 1 and n_pieces == 1 and piece.size < step - 1:
-            return [self._window_block(chunks, i, piece)]  # the window is one open block: mtmd's own encoding
+            return [
+                self._window_block(chunks, i, piece)
+            ]  # the window is one open block: mtmd's own encoding
         whole = piece.size == span
         blocks = []
         for b, start in enumerate(starts):
@@ -396,20 +481,22 @@ class LlamaAsrBackend:
                     f"an {piece.size / rate:.2f} s piece gave {blocks[0].n_pos} audio positions alone and "
                     f"{chunks.n_pos(i)} in its window; this mmproj does not cut audio into {PIECE_SECONDS} s pieces"
                 )
-            log.debug("audio blocks do not line up with mtmd's chunk; encoding the %.2f s piece whole",
-                      piece.size / rate)
+            log.debug(
+                "audio blocks do not line up with mtmd's chunk; encoding the %.2f s piece whole",
+                piece.size / rate,
+            )
             whole_piece = piece[: span - 1] if whole else piece
             return [self._block(whole_piece, whole and reuse, stack)]
         return blocks
 
-    def _window_block(self, chunks: AudioPrompt, i: int, piece: np.ndarray) -> "_Block":
+    def _window_block(self, chunks: AudioPrompt, i: int, piece: np.ndarray) -> _Block:
         """Audio chunk ``i`` of the window as one block, encoded through the window's own chunk."""
         self.stats.encoded_audio_chunks += 1
         embd = self._native.encode_audio(chunks, i)
         digest = hashlib.blake2b(piece.tobytes(), digest_size=16).digest()
         return _Block(digest, embd, chunks.n_pos(i), None, (chunks, i))
 
-    def _block(self, samples: np.ndarray, keep: bool, stack: ExitStack) -> "_Block":
+    def _block(self, samples: np.ndarray, keep: bool, stack: ExitStack) -> _Block:
         """``samples`` encoded on their own; from the cache when they were before (``keep``)."""
         digest = hashlib.blake2b(samples.tobytes(), digest_size=16).digest()
         if keep and digest in self._blocks:
@@ -422,14 +509,18 @@ class LlamaAsrBackend:
         self.stats.encoded_audio_chunks += 1
         embd = native.encode_audio(alone, j)
         if alone.n_pos(j) != embd.shape[0]:
-            raise NativeError(f"this mmproj gives {alone.n_pos(j)} positions for {embd.shape[0]} audio tokens")
+            raise NativeError(
+                f"this mmproj gives {alone.n_pos(j)} positions for {embd.shape[0]} audio tokens"
+            )
         if keep:
             self._blocks[digest] = embd
             while len(self._blocks) > MAX_CACHED_BLOCKS:
                 self._blocks.popitem(last=False)
         return _Block(digest, embd, embd.shape[0], samples, (alone, j))
 
-    def _decode(self, n_past: int, budget: int, forced: list[int], after_header: bool) -> tuple[list[int], list[float]]:
+    def _decode(
+        self, n_past: int, budget: int, forced: list[int], after_header: bool
+    ) -> tuple[list[int], list[float]]:
         """Greedy decoding with the repeat penalty, verifying the previous output as a draft.
 
         ``forced`` (the committed prefix's tokens) is prefilled where the text begins: at once
@@ -474,7 +565,7 @@ class LlamaAsrBackend:
                 n_past, logits = force([token], n_past)
                 continue
             k = len(out)
-            if draft[: k] == out and len(draft) > k:
+            if draft[:k] == out and len(draft) > k:
                 # Verify draft[k:] in one batch: the token just chosen plus the draft after it
                 # (up to its <asr_text> while the prefix waits to be forced after that).
                 end = k + min(len(draft) - k, budget - k, 64)

@@ -26,7 +26,19 @@ __all__ = ["GGUF_MAGIC", "GgufPair", "is_gguf", "read_metadata", "check_pair", "
 GGUF_MAGIC = b"GGUF"
 
 # GGUF value types -> struct format (scalars); 8 = string, 9 = array.
-_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+_SCALARS = {
+    0: "B",
+    1: "b",
+    2: "H",
+    3: "h",
+    4: "I",
+    5: "i",
+    6: "f",
+    7: "?",
+    10: "Q",
+    11: "q",
+    12: "d",
+}
 _STRING, _ARRAY = 8, 9
 _MAX_ARRAY_KEPT = 64  # longer arrays are summarised as ("<array>", length)
 
@@ -65,7 +77,9 @@ def read_metadata(path: Path | str) -> dict[str, Any]:
                 )
             version, _n_tensors, n_kv = struct.unpack("<IQQ", _read(f, 20))
             if version < 2:
-                raise ModelFormatError(f"{path} is GGUF version {version}; re-convert it with a current llama.cpp.")
+                raise ModelFormatError(
+                    f"{path} is GGUF version {version}; re-convert it with a current llama.cpp."
+                )
             meta: dict[str, Any] = {}
             for _ in range(n_kv):
                 key = _read_string(f)
@@ -73,7 +87,9 @@ def read_metadata(path: Path | str) -> dict[str, Any]:
                 meta[key] = _read_value(f, vtype)
             return meta
     except (struct.error, UnicodeDecodeError, EOFError) as exc:
-        raise ModelFormatError(f"{path} is a damaged GGUF file ({exc}); download or convert it again.") from exc
+        raise ModelFormatError(
+            f"{path} is a damaged GGUF file ({exc}); download or convert it again."
+        ) from exc
     except OSError as exc:
         raise ModelMissingError(f"Could not read {path}: {exc}.") from exc
 
@@ -97,7 +113,9 @@ def check_pair(text: Path | str, mmproj: Path | str | None) -> GgufPair:
         )
     n_embd = meta.get(f"{arch}.embedding_length")
     if not isinstance(n_embd, int):
-        raise ModelFormatError(f"{text.name} has no {arch}.embedding_length; it is not a llama.cpp text model.")
+        raise ModelFormatError(
+            f"{text.name} has no {arch}.embedding_length; it is not a llama.cpp text model."
+        )
     if mmproj is None:
         found = find_mmproj(text)
         if found is None:
@@ -118,10 +136,14 @@ def check_pair(text: Path | str, mmproj: Path | str | None) -> GgufPair:
             f"{mmproj.name} is a vision projector with no audio encoder; it cannot transcribe "
             f"speech. Give the speech model's audio mmproj."
         )
-    projector = str(pmeta.get("clip.audio.projector_type") or pmeta.get("clip.projector_type") or "")
+    projector = str(
+        pmeta.get("clip.audio.projector_type") or pmeta.get("clip.projector_type") or ""
+    )
     proj_dim = pmeta.get("clip.audio.projection_dim")
     deepstack = meta.get(f"{arch}.n_deepstack_layers")
-    n_embd_inp = n_embd * (1 + (deepstack if isinstance(deepstack, int) else 0))  # llama_model_n_embd_inp
+    n_embd_inp = n_embd * (
+        1 + (deepstack if isinstance(deepstack, int) else 0)
+    )  # llama_model_n_embd_inp
     if isinstance(proj_dim, int) and proj_dim not in (n_embd, n_embd_inp):
         raise ModelMismatchError(
             f"{mmproj.name} projects audio to width {proj_dim}, but {text.name} has embedding "
@@ -132,7 +154,11 @@ def check_pair(text: Path | str, mmproj: Path | str | None) -> GgufPair:
     penalty = meta.get("general.sampling.penalty_repeat")
     last_n = meta.get("general.sampling.penalty_last_n")
     return GgufPair(
-        text=text, mmproj=mmproj, architecture=arch, n_embd=n_embd, projector=projector,
+        text=text,
+        mmproj=mmproj,
+        architecture=arch,
+        n_embd=n_embd,
+        projector=projector,
         chat_template=template if isinstance(template, str) else None,
         repeat_penalty=float(penalty) if isinstance(penalty, (int, float)) else None,
         repeat_last_n=int(last_n) if isinstance(last_n, int) else None,

@@ -17,10 +17,9 @@ import logging
 import threading
 from pathlib import Path
 
-import numpy as np
-
 import llama_cpp as L
 import llama_cpp.mtmd_cpp as M
+import numpy as np
 
 __all__ = ["NativeSpeechModel", "AudioPrompt", "TEXT", "AUDIO"]
 
@@ -99,7 +98,7 @@ class AudioPrompt:
         if handle:
             M.mtmd_input_chunks_free(handle)
 
-    def __enter__(self) -> "AudioPrompt":
+    def __enter__(self) -> AudioPrompt:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -158,7 +157,9 @@ class NativeSpeechModel:
 
     def piece(self, token: int, special: bool = True) -> bytes:
         """The bytes of ``token``; control tokens render as their text only with ``special``."""
-        n = L.llama_token_to_piece(self._vocab, token, self._piece_buf, len(self._piece_buf), 0, special)
+        n = L.llama_token_to_piece(
+            self._vocab, token, self._piece_buf, len(self._piece_buf), 0, special
+        )
         return self._piece_buf.raw[: max(n, 0)]
 
     def is_eog(self, token: int) -> bool:
@@ -185,7 +186,9 @@ class NativeSpeechModel:
     def tokenize(self, prompt: str, audio: np.ndarray) -> AudioPrompt:
         """Tokenize ``prompt`` (holding :attr:`marker` once) with ``audio`` (float32 PCM)."""
         audio = np.ascontiguousarray(audio, dtype=np.float32)
-        bitmap = M.mtmd_bitmap_init_from_audio(audio.size, audio.ctypes.data_as(ctypes.POINTER(ctypes.c_float)))
+        bitmap = M.mtmd_bitmap_init_from_audio(
+            audio.size, audio.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+        )
         if not bitmap:
             raise NativeError("mtmd could not make an audio bitmap")
         chunks = M.mtmd_input_chunks_init()
@@ -207,8 +210,16 @@ class NativeSpeechModel:
     def eval_prompt(self, prompt: AudioPrompt, n_past: int) -> int:
         """Encode and prefill the whole prompt after ``n_past`` with the C helper; logits of the last token."""
         new_past = L.llama_pos(n_past)
-        rc = M.mtmd_helper_eval_chunks(self._mctx, self._ctx, prompt.handle, n_past, 0, self.n_batch,
-                                       True, ctypes.byref(new_past))
+        rc = M.mtmd_helper_eval_chunks(
+            self._mctx,
+            self._ctx,
+            prompt.handle,
+            n_past,
+            0,
+            self.n_batch,
+            True,
+            ctypes.byref(new_past),
+        )
         if rc != 0:
             raise NativeError(f"mtmd_helper_eval_chunks failed ({rc})")
         return new_past.value
@@ -228,8 +239,17 @@ class NativeSpeechModel:
         embd = np.ascontiguousarray(embd, dtype=np.float32)
         new_past = L.llama_pos(n_past)
         rc = M.mtmd_helper_decode_image_chunk(
-            self._mctx, self._ctx, prompt.chunk(i), embd.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
-            n_past, 0, self.n_batch, ctypes.byref(new_past), M.mtmd_helper_post_decode_callback(), None)
+            self._mctx,
+            self._ctx,
+            prompt.chunk(i),
+            embd.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
+            n_past,
+            0,
+            self.n_batch,
+            ctypes.byref(new_past),
+            M.mtmd_helper_post_decode_callback(),
+            None,
+        )
         if rc != 0:
             raise NativeError(f"audio prefill failed ({rc})")
         return new_past.value

