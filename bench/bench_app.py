@@ -172,23 +172,25 @@ def part_latency(args) -> dict:
         )
         desk = build_app(
             settings=settings,
-            source_factory=lambda _s: source,
+            source_factory=lambda _s, source=source: source,
             history_path=Path(tmp) / "history.sqlite3",
             persist_settings=False,
         )
         updates: list[tuple[float, str, str]] = []
         # Connected after the window's own slot, so it runs right after the view showed the turn.
         desk.controller.bridge.caption.connect(
-            lambda turn: updates.append((time.monotonic(), turn.item_id, turn.committed))
+            lambda turn, updates=updates: updates.append(
+                (time.monotonic(), turn.item_id, turn.committed)
+            )
         )
         desk.window.show()
         desk.start()
-        if not pump(app, lambda: desk.controller.listening, 180):
+        if not pump(app, lambda desk=desk: desk.controller.listening, 180):
             raise SystemExit("the app never started listening")
         source.play()
         pump(app, source.finished.is_set, stream.seconds / args.speed + 60)
         # Wait for the last turn to complete: no caption update for 4 s.
-        pump(app, lambda: updates and time.monotonic() - updates[-1][0] > 4.0, 120)
+        pump(app, lambda u=updates: bool(u) and time.monotonic() - u[-1][0] > 4.0, 120)
         desk.window.close()
         pump(app, desk.controller.stopped.is_set, 60)
 
@@ -205,7 +207,7 @@ def part_latency(args) -> dict:
         ends = align_ends(emitted, reference)
         lat = [
             w["t"] - source.t0 - end / args.speed
-            for w, end in zip(emitted, ends)
+            for w, end in zip(emitted, ends, strict=True)
             if end is not None
         ]
         text = " ".join(w["text"] for w in emitted)

@@ -48,7 +48,9 @@ def log(*args) -> None:
 def latencies(words: list[dict], reference_words, speed: float) -> list[float]:
     words = [w for w in words if C.norm_tokens(w["text"])]
     ends = align_ends(words, reference_words)
-    return [w["commit"] - end / speed for w, end in zip(words, ends) if end is not None]
+    return [
+        w["commit"] - end / speed for w, end in zip(words, ends, strict=True) if end is not None
+    ]
 
 
 def summary(
@@ -225,7 +227,6 @@ def main(argv=None) -> int:
 
     model = Path(args.model) if args.model else ensure_default_model()
     stream = C.build_stream(args.stream)
-    threads = args.threads or None
     report: dict = {
         "date": dt.datetime.now().isoformat(timespec="seconds"),
         "machine": C.machine_info(),

@@ -316,7 +316,9 @@ def metrics(raw: dict, stream: C.Stream, reference_words) -> dict:
         unmatched = sum(1 for e in align_ends(words, reference_words) if e is None)
     else:
         ends = align_ends(words, reference_words)
-        lat = [w["commit"] - end / speed for w, end in zip(words, ends) if end is not None]
+        lat = [
+            w["commit"] - end / speed for w, end in zip(words, ends, strict=True) if end is not None
+        ]
         unmatched = sum(1 for e in ends if e is None)
     return {
         "first_word": lat[0] if lat else None,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import json
 import os
 import re
@@ -168,7 +169,7 @@ class App:
 
     def __init__(self, exe: Path, env: dict[str, str], log_path: Path):
         self.log_path = log_path
-        self._log = open(log_path, "ab")
+        self._log = open(log_path, "ab")  # noqa: SIM115 - open for the process's life, closed in close()
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
             [str(exe)],
@@ -224,10 +225,8 @@ class App:
 
     def kill(self) -> None:
         if self.proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             self.proc.wait(10)
 
     def close(self) -> None:

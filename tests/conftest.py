@@ -1,4 +1,8 @@
-"""Shared fixtures: an isolated data dir, the real embedded model, the real test clips."""
+"""Shared fixtures: an isolated data dir and the real embedded model; which tests are slow.
+
+A test that uses the real model (through these fixtures or ``make_app``) is marked ``slow``
+here, so ``pytest -m "not slow"`` is the fast loop; CI runs everything.
+"""
 
 from __future__ import annotations
 
@@ -32,3 +36,13 @@ def whisper_backend(default_model_dir):
     backend = WhisperBackend(default_model_dir)
     yield backend
     backend.close()
+
+
+REAL_MODEL_FIXTURES = frozenset({"whisper_backend", "default_model_dir", "make_app"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that loads the real model as slow (explicit marks stay as they are)."""
+    for item in items:
+        if REAL_MODEL_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
