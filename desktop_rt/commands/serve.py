@@ -1,11 +1,24 @@
-"""``desktop-rt serve``: the realtime server, headless."""
+"""``desktop-rt serve``: the realtime server, headless, until SIGINT or SIGTERM."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from desktop_rt.errors import DesktopRtError
+
+if TYPE_CHECKING:
+    from desktop_rt.engine.asr.backend import AsrBackend
+    from desktop_rt.engine.models.catalogue import ModelsConfig
+
+__all__ = ["add_parser", "run"]
+
+WAKE_SECONDS = 0.2
+"""How often the main thread wakes to run signal handlers (docs/design/server.md)."""
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: Any) -> None:
     p = sub.add_parser("serve", help="run the realtime server without a window")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8777, help="port (default 8777; 0 picks a free one)")
@@ -26,9 +39,67 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from desktop_rt.engine.server.server import (
-        serve_forever,
-    )  # filled in by the server work (issue 3)
+def _what_to_serve(
+    args: argparse.Namespace,
+) -> tuple[str, ModelsConfig | None, Callable[[], AsrBackend]]:
+    """``(primary model id, models file or None, loader of the primary)``.
 
-    return serve_forever(args)
+    ``--model`` serves that one model; without it the models file is read (``--models-file``,
+    default ``<config dir>/models.toml``) and the embedded model is loaded first.
+    """
+    from desktop_rt.engine.models.catalogue import load_models_file
+    from desktop_rt.engine.models.embedded import DEFAULT_MODEL_ID
+    from desktop_rt.engine.models.kinds import describe_model, open_backend
+    from desktop_rt.engine.models.runtimes import entry_loader
+
+    spec = getattr(args, "model", None)
+    if spec:
+        mmproj = getattr(args, "mmproj", None)
+        loader = (
+            (lambda: open_backend(spec, mmproj=mmproj)) if mmproj else (lambda: open_backend(spec))
+        )
+        return describe_model(spec), None, loader
+    models = load_models_file(getattr(args, "models_file", None))
+    entry = models.get(DEFAULT_MODEL_ID)
+    if entry is None:  # load_models_file keeps the embedded entry; a hand-edited id may not
+        raise DesktopRtError(f"the models file {models.path} has no entry '{DEFAULT_MODEL_ID}'")
+    return DEFAULT_MODEL_ID, models, entry_loader(entry)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Listen until SIGINT or SIGTERM, then stop cleanly. Returns 0."""
+    import signal
+    import threading
+
+    from desktop_rt.engine.server.server import RealtimeServer, ServerConfig
+
+    model_id, models, loader = _what_to_serve(args)
+    config = ServerConfig(
+        host=args.host,
+        port=args.port,
+        api_key=args.api_key or None,
+        model_id=model_id,
+        models=models,
+    )
+    server = RealtimeServer(config, loader)
+    stop = threading.Event()
+    previous = {
+        sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)
+    }
+    try:
+        print(f"desktop-rt: loading model {model_id}", flush=True)
+        server.start()
+        if models is not None and len(server.catalog.ids) > 1:
+            print(
+                f"desktop-rt: models {', '.join(server.catalog.ids)} (from {models.path})",
+                flush=True,
+            )
+        print(f"desktop-rt: listening on {server.url}", flush=True)
+        while not stop.wait(WAKE_SECONDS):  # not one long wait: see WAKE_SECONDS
+            pass
+        print("desktop-rt: stopping", flush=True)
+    finally:
+        server.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0

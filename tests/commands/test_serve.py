@@ -11,9 +11,9 @@ import urllib.request
 
 import pytest
 
-from tests.support.clips import read_clip  # noqa: E402
-from tests.support.rt_client import COMPLETED, DELTA, check_item_order, open_client  # noqa: E402
-from tests.support.tiny_qwen3asr import write_pair  # noqa: E402
+from tests.support.clips import read_clip
+from tests.support.rt_client import COMPLETED, DELTA, check_item_order, open_client
+from tests.support.tiny_qwen3asr import write_pair
 
 TIMEOUT = 120.0
 

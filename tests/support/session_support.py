@@ -1,4 +1,4 @@
-"""Helpers shared by the RealtimeSession tests."""
+"""Helpers shared by the protocol tests: parsing frames, driving a RealtimeSession."""
 
 from __future__ import annotations
 
@@ -6,19 +6,35 @@ import base64
 import json
 
 import numpy as np
+import pytest
 
 from desktop_rt.core_types import Word
 from desktop_rt.engine.audio.codecs import float_to_pcm16
-from desktop_rt.engine.protocol.events import (
-    AudioChunk,
-    Flush,
-    to_wire,
-)
+from desktop_rt.engine.protocol.events import AudioChunk, ClientEvent, Flush, to_wire
+from desktop_rt.engine.protocol.parsing import parse_client_event
 from desktop_rt.engine.protocol.session import RealtimeSession
+from desktop_rt.engine.protocol.session_config import ProtocolError
 
 DELTA = "conversation.item.input_audio_transcription.delta"
 COMPLETED = "conversation.item.input_audio_transcription.completed"
 TENTATIVE = "conversation.item.input_audio_transcription.tentative"
+
+
+def parse(obj, **kwargs) -> ClientEvent:
+    """``obj`` as a JSON text frame, parsed."""
+    return parse_client_event(json.dumps(obj), **kwargs)
+
+
+def parse_error(obj_or_text, **kwargs) -> ProtocolError:
+    """The well-formed :class:`ProtocolError` parsing ``obj_or_text`` raises."""
+    text = obj_or_text if isinstance(obj_or_text, (str, bytes)) else json.dumps(obj_or_text)
+    with pytest.raises(ProtocolError) as info:
+        parse_client_event(text, **kwargs)
+    error = info.value
+    assert isinstance(error.code, str) and error.code
+    assert isinstance(error.message, str) and error.message
+    assert error.type == "invalid_request_error"
+    return error
 
 
 class EnergyScorer:

@@ -118,7 +118,8 @@ class StreamResampler:
         samples = np.asarray(samples, dtype=np.float32)
         if self._stream is None:
             return samples
-        return self._stream.resample_chunk(samples, last=last)
+        out: np.ndarray = self._stream.resample_chunk(samples, last=last)
+        return out
 
 
 class WireDecoder:

@@ -1,7 +1,6 @@
 """Realtime protocol events as frozen dataclasses; dicts exist only at the JSON edge.
 
-- Client events come from :func:`parse_client_event` (text frame -> event, or
-  :class:`ProtocolError` saying what to fix).
+- Client events come from :func:`~desktop_rt.engine.protocol.parsing.parse_client_event`.
 - Server events go out through :func:`to_wire` / :func:`to_json`; each has a unique
   ``event_id`` ("event_" + random).
 - Commands are what a session asks of the model worker: :class:`AudioChunk`, :class:`Flush`,
@@ -10,23 +9,14 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 import numpy as np
 
-from desktop_rt.engine.audio.codecs import AudioFormat
-from desktop_rt.engine.protocol.session_config import (
-    ProtocolError,
-    SessionConfig,
-    SessionPatch,
-    describe_format,
-    parse_session_patch,
-)
+from desktop_rt.engine.protocol.session_config import ProtocolError, SessionConfig, SessionPatch
 
 __all__ = [
     "ProtocolError",
@@ -53,7 +43,6 @@ __all__ = [
     "Clear",
     "Configure",
     "Command",
-    "parse_client_event",
     "to_wire",
     "to_json",
 ]
@@ -100,9 +89,9 @@ class InputAudioBufferClear:
     event_id: str | None = None
 
 
-ClientEvent = Union[
-    SessionUpdate, InputAudioBufferAppend, InputAudioBufferCommit, InputAudioBufferClear
-]
+ClientEvent = (
+    SessionUpdate | InputAudioBufferAppend | InputAudioBufferCommit | InputAudioBufferClear
+)
 
 
 # --- server events ---------------------------------------------------------------------------
@@ -291,117 +280,4 @@ class Configure:
     prompt: str | None
 
 
-Command = Union[AudioChunk, Flush, Clear, Configure]
-
-
-# --- parsing ---------------------------------------------------------------------------------
-
-_CLIENT_TYPES = (
-    "session.update",
-    "transcription_session.update",
-    "input_audio_buffer.append",
-    "input_audio_buffer.commit",
-    "input_audio_buffer.clear",
-)
-
-
-def _decode_audio(value: object, fmt: AudioFormat, max_bytes: int) -> bytes:
-    expected = f"'audio' must be a base64 string of {describe_format(fmt)}"
-    if value is None:
-        raise ProtocolError(
-            f"input_audio_buffer.append: missing 'audio'; {expected}",
-            code="missing_required_parameter",
-            param="audio",
-        )
-    if not isinstance(value, str):
-        raise ProtocolError(
-            f"input_audio_buffer.append: {expected}", code="invalid_type", param="audio"
-        )
-    if len(value) > max_bytes:
-        raise ProtocolError(
-            f"input_audio_buffer.append: 'audio' has {len(value)} base64 characters, more than the "
-            f"{max_bytes} allowed; send smaller chunks",
-            code="audio_too_large",
-            param="audio",
-        )
-    try:
-        return base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        raise ProtocolError(
-            f"input_audio_buffer.append: {expected} (it is not valid base64)",
-            code="invalid_audio",
-            param="audio",
-        ) from None
-
-
-def _parse_object(obj: dict[str, Any], fmt: AudioFormat, max_append_bytes: int) -> ClientEvent:
-    event_id = obj.get("event_id")
-    if event_id is not None and not isinstance(event_id, str):
-        raise ProtocolError("'event_id' must be a string", code="invalid_type", param="event_id")
-    try:
-        kind = obj.get("type")
-        if kind is None:
-            raise ProtocolError(
-                f"missing 'type'; use one of {', '.join(_CLIENT_TYPES)}",
-                code="missing_required_parameter",
-                param="type",
-            )
-        if not isinstance(kind, str):
-            raise ProtocolError("'type' must be a string", code="invalid_type", param="type")
-        if kind in ("session.update", "transcription_session.update"):
-            session = obj.get("session")
-            patch = SessionPatch() if session is None else parse_session_patch(session)
-            return SessionUpdate(
-                patch, beta=kind.startswith("transcription_session"), event_id=event_id
-            )
-        if kind == "input_audio_buffer.append":
-            return InputAudioBufferAppend(
-                _decode_audio(obj.get("audio"), fmt, max_append_bytes), event_id
-            )
-        if kind == "input_audio_buffer.commit":
-            final = obj.get("final", False)
-            if final is None:
-                final = False
-            if not isinstance(final, bool):
-                raise ProtocolError(
-                    "input_audio_buffer.commit: 'final' must be true or false",
-                    code="invalid_type",
-                    param="final",
-                )
-            return InputAudioBufferCommit(final, event_id)
-        if kind == "input_audio_buffer.clear":
-            return InputAudioBufferClear(event_id)
-        raise ProtocolError(
-            f"unknown event type {kind[:100]!r}; this transcription server accepts {', '.join(_CLIENT_TYPES)}",
-            code="unknown_event_type",
-            param="type",
-        )
-    except ProtocolError as exc:
-        exc.event_id = event_id
-        raise
-
-
-def parse_client_event(
-    text: str | bytes,
-    *,
-    audio_format: AudioFormat = AudioFormat(),
-    max_append_bytes: int = DEFAULT_MAX_APPEND_BYTES,
-) -> ClientEvent:
-    """Read one text frame. ``audio_format`` is the session's (it words audio errors).
-
-    Raises :class:`ProtocolError` for anything else, including binary frames.
-    """
-    if not isinstance(text, str):
-        raise ProtocolError(
-            "binary frames are not accepted; send each event as a JSON text frame",
-            code="invalid_frame",
-        )
-    try:
-        obj = json.loads(text)
-    except RecursionError:
-        raise ProtocolError("the event is nested too deeply to read", code="invalid_json") from None
-    except ValueError as exc:
-        raise ProtocolError(f"the event is not valid JSON: {exc}", code="invalid_json") from None
-    if not isinstance(obj, dict):
-        raise ProtocolError("an event must be a JSON object with a 'type'", code="invalid_event")
-    return _parse_object(obj, audio_format, max_append_bytes)
+Command = AudioChunk | Flush | Clear | Configure

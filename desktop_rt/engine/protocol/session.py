@@ -1,22 +1,12 @@
 """The realtime transcription session as a sans-I/O state machine.
 
 One :class:`RealtimeSession` per connection (or per local microphone session). Call order:
-
-1. ``start()`` queues ``session.created``.
-2. Feed it: ``receive_text()`` / ``receive_event()`` with client input; ``recognizer_words()``,
-   ``recognizer_flushed()``, ``recognizer_failed()`` and ``audio_consumed()`` with the model
-   worker's results; ``end_input()`` when the socket closes.
-3. After each call drain ``events_to_send()`` (server events for the client) and ``commands()``
-   (for the model worker). Close once ``wants_close`` is true.
-
-Items: audio goes to the open item; a commit (by the client, ``final``, or server VAD at the end
-of a turn) sends ``input_audio_buffer.committed`` and a :class:`Flush`, and opens the next item.
-When the worker answers the flush, the item's last deltas and its ``completed`` go out.
-
-``input_audio_buffer.clear`` drops the open item (the worker gets :class:`Clear`); deltas already
-sent for it stay sent, it never completes, and later audio goes to a new item. With
-``server_vad``, audio outside a turn is held only as prefix padding, so items hold turns, not
-silence. No asyncio, sockets, Qt or model code here: the VAD scorer is injected.
+``start()`` (queues ``session.created``); then feed it client input (``receive_text()`` /
+``receive_event()``), the worker's results (``recognizer_words()``, ``recognizer_flushed()``,
+``recognizer_failed()``, ``audio_consumed()``) and ``end_input()`` when the client is gone;
+after each call drain ``events_to_send()`` and ``commands()``. Close once ``wants_close``.
+Invariants: an item's ``committed`` goes out before its ``completed``; errors never end the
+session; no asyncio, sockets, Qt or model code here (the VAD scorer is injected).
 """
 
 from __future__ import annotations
@@ -24,16 +14,15 @@ from __future__ import annotations
 import enum
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
 from desktop_rt.core_types import Word
-from desktop_rt.engine.audio.codecs import PCM16, SAMPLE_RATE, WireDecoder
+from desktop_rt.engine.audio.codecs import SAMPLE_RATE, WireDecoder
 from desktop_rt.engine.audio.speech_gate import SpeechGate
 from desktop_rt.engine.audio.vad import SpeechProbability
 from desktop_rt.engine.protocol.events import (
-    DEFAULT_MAX_APPEND_BYTES,
     AudioChunk,
     Clear,
     ClientEvent,
@@ -45,7 +34,6 @@ from desktop_rt.engine.protocol.events import (
     InputAudioBufferClear,
     InputAudioBufferCleared,
     InputAudioBufferCommit,
-    InputAudioBufferCommitted,
     InputAudioBufferSpeechStarted,
     InputAudioBufferSpeechStopped,
     ProtocolError,
@@ -53,13 +41,14 @@ from desktop_rt.engine.protocol.events import (
     SessionCreated,
     SessionUpdate,
     SessionUpdated,
-    TranscriptionCompleted,
     TranscriptionDelta,
     TranscriptionTentative,
     new_id,
-    parse_client_event,
 )
-from desktop_rt.engine.protocol.session_config import SessionConfig, SessionPatch, describe_format
+from desktop_rt.engine.protocol.limits import SessionLimits, backlog_room, check_append
+from desktop_rt.engine.protocol.parsing import parse_client_event
+from desktop_rt.engine.protocol.session_config import SessionConfig, SessionPatch
+from desktop_rt.engine.protocol.turns import Item, ItemLedger
 from desktop_rt.errors import DesktopRtError
 
 __all__ = [
@@ -76,37 +65,17 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+_DEFAULT_LIMITS = SessionLimits()
+
 
 class SessionStateError(DesktopRtError, RuntimeError):
     """A session method was called in the wrong state (a bug in the caller, not the client)."""
-
-
-@dataclass(frozen=True)
-class SessionLimits:
-    """``max_backlog_seconds``: audio handed to the worker and not yet consumed;
-    ``max_append_bytes``: base64 characters in one append."""
-
-    max_backlog_seconds: float = 30.0
-    max_append_bytes: int = DEFAULT_MAX_APPEND_BYTES
 
 
 class SessionState(enum.IntEnum):
     NEW = 0
     OPEN = 1
     INPUT_ENDED = 2  # final commit or end_input(): no more audio; closes once items drain
-
-
-@dataclass
-class _Item:
-    id: str
-    text: str = ""  # the deltas sent, joined
-    samples: int = 0  # 16 kHz samples handed to the worker
-    appended: bool = False  # audio arrived for it (without VAD: even if not yet resampled out)
-    tentative: str = ""
-
-    @property
-    def has_audio(self) -> bool:
-        return self.appended or self.samples > 0
 
 
 class RealtimeSession:
@@ -116,7 +85,7 @@ class RealtimeSession:
         self,
         *,
         model: str,
-        limits: SessionLimits = SessionLimits(),
+        limits: SessionLimits = _DEFAULT_LIMITS,
         vad_factory: Callable[[], SpeechProbability] | None = None,
         emit_tentative: bool = False,
         session_id: str | None = None,
@@ -135,9 +104,7 @@ class RealtimeSession:
         self._decoder = WireDecoder(self.config.format)
         self._stream_samples = 0  # 16 kHz samples decoded so far: the session's audio clock
         self._backlog = 0.0  # seconds handed to the worker, not yet consumed
-        self._open = _Item(new_id("item"))
-        self._flushing: dict[str, _Item] = {}
-        self._previous_item_id: str | None = None
+        self._items = ItemLedger()
 
     # --- state ---------------------------------------------------------------------------
 
@@ -153,7 +120,7 @@ class RealtimeSession:
     @property
     def wants_close(self) -> bool:
         """The input has ended and every committed item is completed."""
-        return self._state is SessionState.INPUT_ENDED and not self._flushing
+        return self._state is SessionState.INPUT_ENDED and not self._items.awaiting_flush
 
     @property
     def backlog_seconds(self) -> float:
@@ -207,24 +174,20 @@ class RealtimeSession:
         self, item_id: str, committed: Sequence[Word], tentative: Sequence[Word]
     ) -> None:
         """Newly committed words (sent as a delta) and the current tentative ones of an item."""
-        item = self._flushing.get(item_id) or (self._open if item_id == self._open.id else None)
+        item = self._items.find(item_id)
         if item is None:
             return  # stale: the item is completed or cleared
         self._delta(item, committed)
-        if self.emit_tentative:
-            text = "".join(w.text for w in tentative)
-            text = text if item.text else text.lstrip()
-            if text != item.tentative:
-                item.tentative = text
-                self._events.append(TranscriptionTentative(item.id, text))
+        if self.emit_tentative and item.set_tentative(tentative):
+            self._events.append(TranscriptionTentative(item.id, item.tentative))
 
     def recognizer_flushed(self, item_id: str, committed: Sequence[Word]) -> None:
         """The answer to ``Flush(item_id)``: the item's last words; it completes."""
-        item = self._flushing.pop(item_id, None)
+        item = self._items.complete(item_id)
         if item is None:
             return
         self._delta(item, committed)
-        self._events.append(TranscriptionCompleted(item.id, item.text, item.samples / SAMPLE_RATE))
+        self._events.append(item.completed())
 
     def recognizer_failed(self, message: str) -> None:
         """Report a recognizer error. The worker still answers every Flush (with no words if
@@ -285,7 +248,7 @@ class RealtimeSession:
             self._gate = None
         elif scorer is not None:
             self._gate = SpeechGate(scorer, new.turn_detection, self._stream_samples)
-        else:
+        elif self._gate is not None:
             self._gate.settings = new.turn_detection
         if (new.language, new.prompt) != (old.language, old.prompt):
             self._commands.append(Configure(new.language, new.prompt))
@@ -301,7 +264,7 @@ class RealtimeSession:
                     from desktop_rt.engine.audio.vad import SileroProbability
 
                     self._scorer = SileroProbability()
-            except Exception as exc:  # noqa: BLE001 - any failure to load the VAD is reported
+            except Exception as exc:  # any failure to load the VAD is reported
                 raise ProtocolError(
                     f"server_vad is unavailable on this server ({exc}); set turn_detection to null and commit "
                     "manually",
@@ -317,41 +280,9 @@ class RealtimeSession:
         self._require_input("input_audio_buffer.append")
         if not raw:
             return
-        fmt = self.config.format
-        expected = f"'audio' must be a base64 string of {describe_format(fmt)}"
-        max_raw = self.limits.max_append_bytes // 4 * 3
-        if len(raw) > max_raw:
-            raise ProtocolError(
-                f"input_audio_buffer.append: {len(raw)} bytes of audio, more than the {max_raw} allowed in one "
-                "append; send smaller chunks",
-                code="audio_too_large",
-                param="audio",
-            )
-        if fmt.type == PCM16 and len(raw) % 2:
-            raise ProtocolError(
-                f"input_audio_buffer.append: {expected}; got {len(raw)} bytes, an odd count (2 bytes per sample)",
-                code="invalid_audio",
-                param="audio",
-            )
-        seconds = len(raw) / fmt.bytes_per_sample / fmt.rate
-        limit = self.limits.max_backlog_seconds
-        if seconds > limit:
-            raise ProtocolError(
-                f"input_audio_buffer.append: {seconds:.1f} s of audio in one append, more than the {limit:g} s "
-                "allowed; send smaller chunks",
-                code="audio_too_large",
-                param="audio",
-            )
-        if self._backlog + seconds > limit:
-            raise ProtocolError(
-                f"input_audio_buffer.append: audio dropped: the client sends audio faster than the model "
-                f"transcribes it ({self._backlog:.1f} s are waiting, at most {limit:g} s may). Send audio no "
-                "faster than real time, or wait for transcripts before sending more",
-                code="audio_backlog_full",
-                param="audio",
-            )
+        check_append(raw, self.config.format, self.limits, self._backlog)
         if self._gate is None:
-            self._open.appended = True
+            self._items.open.appended = True
         self._take_audio(self._decoder.decode(raw))
 
     def _take_audio(self, samples: np.ndarray) -> None:
@@ -362,18 +293,18 @@ class RealtimeSession:
             return
         for kind, value in self._gate.process(samples):
             if kind == "audio":
-                self._hand(value)
+                self._hand(cast(np.ndarray, value))
             elif kind == "started":
-                self._events.append(InputAudioBufferSpeechStarted(self._open.id, _ms(value)))
+                self._events.append(InputAudioBufferSpeechStarted(self._items.open.id, _ms(value)))
             else:
-                self._events.append(InputAudioBufferSpeechStopped(self._open.id, _ms(value)))
+                self._events.append(InputAudioBufferSpeechStopped(self._items.open.id, _ms(value)))
                 self._commit_item(final=False)
 
     def _hand(self, samples: np.ndarray) -> None:
         # The append check judges audio by its length before resampling; the resampler releases
         # output in blocks and server_vad releases held padding at a turn's start, so the exact
         # bound is enforced here, on what really goes to the worker.
-        room = max(0, int((self.limits.max_backlog_seconds - self._backlog) * SAMPLE_RATE + 1e-6))
+        room = backlog_room(self.limits, self._backlog)
         if len(samples) > room:
             self._events.append(
                 ErrorEvent(
@@ -385,23 +316,23 @@ class RealtimeSession:
             )
             samples = samples[:room]
         if len(samples):
-            self._open.samples += len(samples)
+            self._items.open.samples += len(samples)
             self._backlog += len(samples) / SAMPLE_RATE
-            self._commands.append(AudioChunk(self._open.id, samples))
+            self._commands.append(AudioChunk(self._items.open.id, samples))
 
     def _commit(self, final: bool) -> None:
         self._require_input("input_audio_buffer.commit")
         if final:
             self._end()
             return
-        if not self._open.has_audio:
+        if not self._items.open.has_audio:
             vad = " (server_vad is on: audio outside speech is not kept)" if self._gate else ""
             raise ProtocolError(
                 f"input_audio_buffer.commit: the buffer is empty{vad}; append audio before committing",
                 code="input_audio_buffer_commit_empty",
             )
         self._drain_decoder()
-        if self._open.has_audio:  # else the server VAD committed it while draining
+        if self._items.open.has_audio:  # else the server VAD committed it while draining
             self._commit_item(final=False)
 
     def _drain_decoder(self) -> None:
@@ -410,17 +341,14 @@ class RealtimeSession:
         self._decoder = WireDecoder(self.config.format)
 
     def _commit_item(self, final: bool) -> None:
-        item = self._open
-        self._events.append(InputAudioBufferCommitted(item.id, self._previous_item_id))
-        self._previous_item_id = item.id
-        self._flushing[item.id] = item
-        self._commands.append(Flush(item.id, final))
-        self._open = _Item(new_id("item"))
+        committed, flush = self._items.commit(final)
+        self._events.append(committed)
+        self._commands.append(flush)
 
     def _end(self) -> None:
         """Input ends: the decoder's tail goes to the open item, committed as final if not empty."""
         self._drain_decoder()
-        if self._open.has_audio:
+        if self._items.open.has_audio:
             self._commit_item(final=True)
         self.state = SessionState.INPUT_ENDED
 
@@ -430,21 +358,17 @@ class RealtimeSession:
         if self._gate is not None:
             self._gate.reset()
         self._decoder = WireDecoder(self.config.format)
-        if self._open.samples:
-            self._commands.append(Clear(self._open.id))
-            self._open = _Item(new_id("item"))
-        else:
-            self._open = _Item(self._open.id)
+        clear = self._items.clear()
+        if clear is not None:
+            self._commands.append(clear)
         self._events.append(InputAudioBufferCleared())
 
-    def _delta(self, item: _Item, words: Sequence[Word]) -> None:
-        text = "".join(w.text for w in words)
-        if not item.text:
-            text = text.lstrip()  # a transcript does not start with the tokenizer's space
-        if text:
-            item.text += text
-            self._events.append(TranscriptionDelta(item.id, text))
+    def _delta(self, item: Item, words: Sequence[Word]) -> None:
+        delta = item.add_words(words)
+        if delta:
+            self._events.append(TranscriptionDelta(item.id, delta))
 
 
 def _ms(stream_sample: object) -> int:
-    return round(int(stream_sample) * 1000 / SAMPLE_RATE)
+    """A gate's turn boundary (a stream sample) in milliseconds."""
+    return round(int(cast(int, stream_sample)) * 1000 / SAMPLE_RATE)

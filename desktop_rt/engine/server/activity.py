@@ -1,20 +1,18 @@
 """Activity: one row per realtime session, written when it closes (``GET /v1/activity``).
 
-Rows live in their own SQLite file, ``<data dir>/activity.sqlite3`` (the transcript history in
-``history.sqlite3`` belongs to :mod:`desktop_rt.history.store`), table ``activity``. One thread
-owns the connection: :meth:`ActivityLog.record` hands a row over and returns at once, and reads
-go through the same thread, so a read sees every row recorded before it. A failed write (disk
-full, read-only folder) is logged and the session is not affected.
-
-:class:`ActivityMeter` counts what one session did from the events both ways: audio seconds in,
-items completed, words out. The in-process path feeds it event objects; the command-backend
-proxy feeds it the JSON frames it passes through.
+Rows live in ``<data dir>/activity.sqlite3``, table ``activity`` (transcripts are elsewhere,
+in :mod:`desktop_rt.history.store`). One thread owns the connection: :meth:`ActivityLog.record`
+hands a row over and returns at once, and reads go through the same thread, so a read sees
+every row recorded before it. A failed write is logged; the session is not affected.
+:class:`ActivityMeter` counts what one session did (audio seconds in, items, words out) from
+event objects (in-process sessions) or JSON frames (the command-model proxy), and builds its row.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import json
 import logging
 import sqlite3
@@ -22,6 +20,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from desktop_rt.paths import data_dir
 from desktop_rt.timestamps import now_iso
@@ -101,14 +100,15 @@ class ActivityRow:
     close_reason: str
     id: int | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
 class ActivityMeter:
-    """What one session did, counted from its events."""
+    """What one session did, counted from its events; :meth:`row` is its activity row."""
 
     def __init__(self) -> None:
+        self.started_at = activity_timestamp()
         self.audio_seconds = 0.0
         self.items = 0
         self.words = 0
@@ -120,7 +120,24 @@ class ActivityMeter:
         self.items += 1
         self.words += len(transcript.split())
 
-    def server_event(self, event: dict) -> None:
+    def row(
+        self, model: str | None, client: str, close_code: int | None, reason: str
+    ) -> ActivityRow:
+        """The session's row, ending now: the one place a row is built from a meter."""
+        return ActivityRow(
+            self.session_id,
+            self.started_at,
+            activity_timestamp(),
+            model,
+            client,
+            round(self.audio_seconds, 3),
+            self.items,
+            self.words,
+            close_code,
+            reason,
+        )
+
+    def server_event(self, event: dict[str, Any]) -> None:
         """A server event as JSON (the proxy's path)."""
         kind = event.get("type")
         if kind == COMPLETED:
@@ -157,12 +174,10 @@ class ActivityMeter:
                 event.get("audio") if event is not None and event.get("type") == _APPEND else None
             )
             if isinstance(audio, str):
-                try:
+                with contextlib.suppress(ValueError, binascii.Error):
                     self.audio_seconds += (
                         len(base64.b64decode(audio, validate=True)) / self._bytes_per_second
                     )
-                except (ValueError, binascii.Error):
-                    pass
         elif "update" in head and len(frame) < 1 << 20:
             event = _json_object(frame)
             if (
@@ -172,7 +187,7 @@ class ActivityMeter:
             ):
                 self._client_format |= self._read_format(event["session"])
 
-    def _read_format(self, session: dict) -> bool:
+    def _read_format(self, session: dict[str, Any]) -> bool:
         """Take the input format ``session`` states (GA or beta shape); True if it states one."""
         audio = session.get("audio")
         audio_in = audio.get("input") if isinstance(audio, dict) else None
@@ -193,7 +208,7 @@ class ActivityMeter:
         return False
 
 
-def _json_object(frame: str) -> dict | None:
+def _json_object(frame: str) -> dict[str, Any] | None:
     try:
         event = json.loads(frame)
     except (ValueError, RecursionError):
@@ -258,12 +273,13 @@ class ActivityLog:
 
     # ---- reads -----------------------------------------------------------------------------
 
-    def rows_future(self, limit: int = 100, model: str | None = None) -> Future:
+    def rows_future(self, limit: int = 100, model: str | None = None) -> Future[list[ActivityRow]]:
         return self._executor.submit(self._select, limit, model)
 
     def rows(self, limit: int = 100, model: str | None = None) -> list[ActivityRow]:
         """Newest first; ``model`` keeps only that model's rows."""
-        return self.rows_future(limit, model).result()
+        rows: list[ActivityRow] = self.rows_future(limit, model).result()
+        return rows
 
     def _select(self, limit: int, model: str | None) -> list[ActivityRow]:
         db = self._connect()
@@ -272,7 +288,7 @@ class ActivityLog:
             f"SELECT id, {', '.join(_COLUMNS)} FROM activity {where} ORDER BY id DESC LIMIT ?",
             (*params, max(0, int(limit))),
         ).fetchall()
-        return [ActivityRow(**{k: r[k] for k in r.keys()}) for r in found]
+        return [ActivityRow(**dict(r)) for r in found]
 
     def close(self) -> None:
         if self._closed:

@@ -10,9 +10,11 @@ callback through :class:`LocalSession`. Both paths run the same session code.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +36,7 @@ from desktop_rt.engine.protocol.events import (
 )
 from desktop_rt.engine.protocol.session import RealtimeSession
 
-__all__ = ["SessionBridge", "LocalSession"]
+__all__ = ["EventSink", "SessionBridge", "LocalSession"]
 
 EventSink = Callable[[Sequence[ServerEvent]], None]
 
@@ -100,10 +102,8 @@ class SessionBridge:
 
     def _from_worker(self, result: WorkerResult) -> None:
         """Worker thread: hop onto the loop."""
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the server is stopping
             self._loop.call_soon_threadsafe(self._apply, result)
-        except RuntimeError:  # the loop is closed: the server is stopping
-            pass
 
     def _apply(self, result: WorkerResult) -> None:
         if self.closed:
@@ -190,18 +190,20 @@ class LocalSession:
             elif self._opening:
                 self._queued.append(action)
 
-        try:
+        with contextlib.suppress(RuntimeError):  # the server stopped
             self._loop.call_soon_threadsafe(run)
-        except RuntimeError:  # the server stopped
-            pass
 
-    def update(self, session: dict) -> None:
+    def update(self, session: dict[str, Any]) -> None:
         """A ``session.update`` with this ``session`` object (language, prompt, turn detection).
 
         Keep the input format at its default (PCM16, 16 kHz): :meth:`append` sends that.
         """
         text = json.dumps({"type": "session.update", "session": session})
         self._call(lambda bridge: bridge.receive(text))
+
+    def send(self, event: ClientEvent) -> None:
+        """A client event already built (the app's ``SessionUpdate``), in order with the rest."""
+        self._send(event)
 
     def append(self, samples16k: np.ndarray) -> None:
         """Float32 mono 16 kHz samples, e.g. one microphone block (copied before returning)."""

@@ -1,23 +1,11 @@
 """What the server decides before a websocket opens: routes, origin, API key, subprotocol.
 
-Pure functions over header values, plus :class:`HandshakeGate`, the ``process_request`` and
-``select_subprotocol`` hooks of the websockets server. Plain HTTP requests (``GET /health``,
-``GET /v1/models``) are answered here and never become websockets.
-
-Rules
------
-- A browser sends ``Origin``. One that is not loopback (``http(s)://localhost``,
-  ``127.0.0.1`` or ``[::1]``, any port) and not listed in ``allowed_origins`` gets 403, so a
-  web page cannot use the local model behind the user's back. Non-browser clients send no
-  ``Origin`` and pass.
-- With an API key configured, ``/v1/realtime`` and ``/v1/models`` need it as
-  ``Authorization: Bearer K``, ``Authorization: K``, ``X-Api-Key: K`` or the browser
-  subprotocol ``openai-insecure-api-key.K``; anything else gets 401. Keys are compared in
-  constant time. ``/health`` stays open so supervisors can probe the server.
-- ``admit`` (the server's concurrency limits) may refuse a ``/v1/realtime`` handshake that
-  passed the checks above, with HTTP 429 and a JSON body naming the limit.
-- ``routes`` adds plain GET routes behind the key (``/v1/activity``, ``/unload``); their
-  handlers are coroutines returning ``(status, JSON object)``.
+Pure functions over header values, plus :class:`HandshakeGate`, the websockets server's
+``process_request`` and ``select_subprotocol`` hooks. Plain HTTP (``/health``, ``/v1/models``,
+the ``routes`` handlers) is answered here and never becomes a websocket. Order of the checks:
+origin (a non-loopback browser page not allowed gets 403), route (404), API key (401; keys are
+compared in constant time; ``/health`` needs none), then ``admit`` (the concurrency limits, 429).
+The accepted key forms and origins are documented in docs/protocol.md ("Connecting").
 """
 
 from __future__ import annotations
@@ -30,6 +18,11 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from websockets.asyncio.server import ServerConnection
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+from websockets.typing import Subprotocol
 
 __all__ = [
     "REALTIME_PATH",
@@ -96,11 +89,17 @@ def offered_subprotocols(header_values: Iterable[str]) -> list[str]:
     return out
 
 
-def presented_keys(headers: Mapping[str, str] | object, subprotocols: Sequence[str]) -> list[str]:
+def presented_keys(headers: Headers | Mapping[str, str], subprotocols: Sequence[str]) -> list[str]:
     """Every key the client presented, in the four accepted forms."""
-    get_all = getattr(headers, "get_all", None)
-    authorization = get_all("Authorization") if get_all else [headers.get("Authorization")]
-    api_key = get_all("X-Api-Key") if get_all else [headers.get("X-Api-Key")]
+    authorization: list[str | None]
+    api_key: list[str | None]
+    if isinstance(headers, Headers):  # every value of a repeated header
+        authorization, api_key = (
+            [*headers.get_all("Authorization")],
+            [*headers.get_all("X-Api-Key")],
+        )
+    else:
+        authorization, api_key = [headers.get("Authorization")], [headers.get("X-Api-Key")]
     keys: list[str] = []
     for value in authorization:
         if not value:
@@ -149,7 +148,7 @@ def error_body(
     )
 
 
-def json_response(connection, status: HTTPStatus, body: str):
+def json_response(connection: ServerConnection, status: HTTPStatus, body: str) -> Response:
     """An HTTP answer with a JSON body, for ``process_request``."""
     response = connection.respond(status, body)
     del response.headers["Content-Type"]
@@ -157,7 +156,9 @@ def json_response(connection, status: HTTPStatus, body: str):
     return response
 
 
-RouteHandler = Callable[[Any], Awaitable[tuple[HTTPStatus, dict]]]
+JsonObject = dict[str, Any]
+RouteHandler = Callable[[Request], Awaitable[tuple[HTTPStatus, JsonObject]]]
+Admit = Callable[[ServerConnection, Request], Response | None]
 
 
 @dataclass
@@ -167,17 +168,19 @@ class HandshakeGate:
     model_id: str
     api_key: str | None = None
     allowed_origins: tuple[str, ...] = ()
-    health: Callable[[], dict] = field(default=lambda: {})
+    health: Callable[[], JsonObject] = field(default=lambda: {})
     created: int = field(default_factory=lambda: int(time.time()))
     model_ids: Callable[[], Sequence[str]] | None = None
     """Every model served (``/v1/models``); None: just ``model_id``."""
-    admit: Callable[[Any, Any], Any] | None = None
+    admit: Admit | None = None
     """``admit(connection, request)``: None lets a websocket open, or a refusing response."""
     routes: Mapping[str, RouteHandler] = field(default_factory=dict)
 
     # websockets hooks ----------------------------------------------------------------------
 
-    def process_request(self, connection, request):
+    def process_request(
+        self, connection: ServerConnection, request: Request
+    ) -> Response | Awaitable[Response] | None:
         """Answer plain HTTP and refused handshakes; return None to open the websocket."""
         parts = urlsplit(request.path)
         path = parts.path.rstrip("/") or "/"
@@ -227,18 +230,21 @@ class HandshakeGate:
             return self.admit(connection, request)
         return None
 
-    def select_subprotocol(self, connection, subprotocols: Sequence[str]) -> str | None:
-        return choose_subprotocol(list(subprotocols))
+    def select_subprotocol(
+        self, connection: ServerConnection, subprotocols: Sequence[Subprotocol]
+    ) -> Subprotocol | None:
+        chosen = choose_subprotocol(list(subprotocols))
+        return Subprotocol(chosen) if chosen is not None else None
 
     # helpers -------------------------------------------------------------------------------
 
-    def authorized(self, headers) -> bool:
+    def authorized(self, headers: Headers) -> bool:
         if self.api_key is None:
             return True
         offered = offered_subprotocols(headers.get_all("Sec-WebSocket-Protocol"))
         return key_matches(self.api_key, presented_keys(headers, offered))
 
-    def models_list(self) -> dict:
+    def models_list(self) -> JsonObject:
         ids = list(self.model_ids()) if self.model_ids is not None else [self.model_id]
         return {
             "object": "list",
@@ -248,7 +254,9 @@ class HandshakeGate:
             ],
         }
 
-    async def _answer(self, connection, pending: Awaitable[tuple[HTTPStatus, dict]]):
+    async def _answer(
+        self, connection: ServerConnection, pending: Awaitable[tuple[HTTPStatus, JsonObject]]
+    ) -> Response:
         status, body = await pending
         return self._json(connection, status, json.dumps(body))
 
@@ -259,5 +267,5 @@ class HandshakeGate:
         return values[0] if values else None
 
     @staticmethod
-    def _json(connection, status: HTTPStatus, body: str):
+    def _json(connection: ServerConnection, status: HTTPStatus, body: str) -> Response:
         return json_response(connection, status, body)

@@ -1,20 +1,22 @@
-"""Plain GET routes of the server besides ``/health`` and ``/v1/models`` (both need the key).
+"""Plain GET routes besides ``/health`` and ``/v1/models``; both need the key when one is set.
 
 - ``GET /v1/activity?limit=N&model=ID``: activity rows, newest first, as
-  ``{"object": "list", "data": [row, ...]}`` (see :mod:`desktop_rt.engine.server.activity`).
+  ``{"object": "list", "data": [row, ...]}``.
 - ``GET /unload?model=ID``: unload that model (no ``model``: every model) now, ending its
   sessions with an error event; answers ``{"unloaded": [ids]}``. A request from a web page
-  (``Origin`` or ``Sec-Fetch-Site`` other than ``none``) is refused with 403: it has effects.
+  (``Origin`` or ``Sec-Fetch-Site`` other than ``none``) gets 403: it has effects.
 
-Each handler returns ``(status, JSON object)``; :class:`~desktop_rt.engine.server.handshake.HandshakeGate`
-turns that into the response.
+Each handler returns ``(status, JSON object)``; ``HandshakeGate`` turns that into the response.
 """
 
 from __future__ import annotations
 
 import asyncio
 from http import HTTPStatus
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from websockets.http11 import Request
 
 from desktop_rt.engine.models.router import ModelRouter, UnknownModelError
 from desktop_rt.engine.server.activity import ActivityLog
@@ -22,17 +24,19 @@ from desktop_rt.engine.server.activity import ActivityLog
 __all__ = ["activity_route", "unload_route"]
 
 
-def _error(message: str, code: str, param: str | None = None) -> dict:
+def _error(message: str, code: str, param: str | None = None) -> dict[str, Any]:
     return {
         "error": {"message": message, "type": "invalid_request_error", "code": code, "param": param}
     }
 
 
-def _query(request) -> dict[str, list[str]]:
+def _query(request: Request) -> dict[str, list[str]]:
     return parse_qs(urlsplit(request.path).query)
 
 
-async def activity_route(activity: ActivityLog | None, request) -> tuple[HTTPStatus, dict]:
+async def activity_route(
+    activity: ActivityLog | None, request: Request
+) -> tuple[HTTPStatus, dict[str, Any]]:
     query = _query(request)
     try:
         limit = int(query.get("limit", ["100"])[0])
@@ -48,7 +52,7 @@ async def activity_route(activity: ActivityLog | None, request) -> tuple[HTTPSta
     return HTTPStatus.OK, {"object": "list", "data": [row.to_json() for row in rows]}
 
 
-async def unload_route(router: ModelRouter, request) -> tuple[HTTPStatus, dict]:
+async def unload_route(router: ModelRouter, request: Request) -> tuple[HTTPStatus, dict[str, Any]]:
     headers = request.headers
     if headers.get("Origin") is not None or headers.get("Sec-Fetch-Site") not in (None, "none"):
         return HTTPStatus.FORBIDDEN, _error(

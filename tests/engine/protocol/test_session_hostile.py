@@ -75,9 +75,24 @@ def client_messages(draw):
     return json.dumps({**event, "event_id": draw(st.text(max_size=5))})
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data())
-def test_hostile_sessions_never_raise_and_keep_their_promises(data):
+VAD_UPDATE = {
+    "type": "session.update",
+    "session": {
+        "audio": {
+            "input": {
+                "turn_detection": {
+                    "type": "server_vad",
+                    "silence_duration_ms": 64,
+                    "prefix_padding_ms": 32,
+                }
+            }
+        }
+    },
+}
+ACTIONS = ["client"] * 12 + ["words"] * 3 + ["flushed"] * 3 + ["consumed"] * 2 + ["failed", "end"]
+
+
+def hostile_session(data) -> RealtimeSession:
     session = RealtimeSession(
         model="m",
         vad_factory=EnergyScorer,
@@ -86,56 +101,40 @@ def test_hostile_sessions_never_raise_and_keep_their_promises(data):
     )
     session.start()
     if data.draw(st.booleans()):
-        session.receive_text(
-            json.dumps(
-                {
-                    "type": "session.update",
-                    "session": {
-                        "audio": {
-                            "input": {
-                                "turn_detection": {
-                                    "type": "server_vad",
-                                    "silence_duration_ms": 64,
-                                    "prefix_padding_ms": 32,
-                                }
-                            }
-                        }
-                    },
-                }
-            )
+        session.receive_text(json.dumps(VAD_UPDATE))
+    return session
+
+
+def act(session: RealtimeSession, data, action: str, pick) -> None:
+    """One drawn input: a client frame or one of the worker's results."""
+    if action == "client":
+        session.receive_text(data.draw(client_messages()))
+    elif action == "words":
+        session.recognizer_words(
+            data.draw(pick),
+            words(*data.draw(st.lists(st.text(max_size=4), max_size=3))),
+            words(*data.draw(st.lists(st.text(max_size=4), max_size=3))),
         )
+    elif action == "flushed":
+        session.recognizer_flushed(
+            data.draw(pick), words(*data.draw(st.lists(st.text(max_size=4), max_size=3)))
+        )
+    elif action == "consumed":
+        session.audio_consumed(data.draw(st.floats(-1, 2)))
+    elif action == "failed":
+        session.recognizer_failed(data.draw(st.text(max_size=10)))
+    else:
+        session.end_input()
+
+
+def drive(session: RealtimeSession, data) -> list[ServerEvent]:
+    """Random inputs; checks the commands after each; returns every event."""
     out: list[ServerEvent] = []
     seen_items: list[str] = []
     flushed: list[str] = []
     for _ in range(data.draw(st.integers(1, 60))):
-        action = data.draw(
-            st.sampled_from(
-                ["client"] * 12
-                + ["words"] * 3
-                + ["flushed"] * 3
-                + ["consumed"] * 2
-                + ["failed", "end"]
-            )
-        )
-        pick = st.sampled_from(flushed + seen_items + ["item_x"])
-        if action == "client":
-            session.receive_text(data.draw(client_messages()))
-        elif action == "words":
-            session.recognizer_words(
-                data.draw(pick),
-                words(*data.draw(st.lists(st.text(max_size=4), max_size=3))),
-                words(*data.draw(st.lists(st.text(max_size=4), max_size=3))),
-            )
-        elif action == "flushed":
-            session.recognizer_flushed(
-                data.draw(pick), words(*data.draw(st.lists(st.text(max_size=4), max_size=3)))
-            )
-        elif action == "consumed":
-            session.audio_consumed(data.draw(st.floats(-1, 2)))
-        elif action == "failed":
-            session.recognizer_failed(data.draw(st.text(max_size=10)))
-        else:
-            session.end_input()
+        action = data.draw(st.sampled_from(ACTIONS))
+        act(session, data, action, st.sampled_from(flushed + seen_items + ["item_x"]))
         for command in session.commands():
             if isinstance(command, Flush):
                 flushed.append(command.item_id)
@@ -145,8 +144,11 @@ def test_hostile_sessions_never_raise_and_keep_their_promises(data):
                 assert command.samples.dtype == np.float32 and len(command.samples)
         assert session.backlog_seconds <= 1.0 + 1e-9
         out += session.events_to_send()
+    return out
 
-    wires = [json.loads(to_json(e)) for e in out]
+
+def check_promises(wires: list[dict]) -> set[str]:
+    """Well-formed events; items chain, complete once, after their commit, as their deltas."""
     assert wires[0]["type"] == "session.created"
     assert len({w["event_id"] for w in wires}) == len(wires)
     committed: dict[str, int] = {}
@@ -173,6 +175,15 @@ def test_hostile_sessions_never_raise_and_keep_their_promises(data):
             assert w["transcript"] == deltas.pop(w["item_id"], "")
             assert w["item_id"] not in completed
             completed.add(w["item_id"])
+    return completed
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_hostile_sessions_never_raise_and_keep_their_promises(data):
+    session = hostile_session(data)
+    wires = [json.loads(to_json(e)) for e in drive(session, data)]
+    completed = check_promises(wires)
     if session.wants_close:
         assert session.state.name == "INPUT_ENDED"
     event(f"items completed: {min(len(completed), 3)}")

@@ -11,9 +11,9 @@ from desktop_rt.engine.protocol.events import (
     Flush,
 )
 from desktop_rt.engine.protocol.session import RealtimeSession
+from tests.support.clips import DATA
 from tests.support.session_support import (
     COMPLETED,
-    DATA,
     EnergyScorer,
     append,
     chunk_samples,
@@ -139,7 +139,7 @@ def test_server_vad_with_silero_on_speech_at_24_khz():
     committed = [e for e in events if e["type"] == "input_audio_buffer.committed"]
     assert 4 <= len(started) <= 8 and len(started) == len(stopped) == len(committed)  # six phrases
     assert 200 <= started[0]["audio_start_ms"] <= 1500
-    for a, b, c in zip(started, stopped, committed):
+    for a, b, c in zip(started, stopped, committed, strict=True):
         assert a["item_id"] == b["item_id"] == c["item_id"]
         assert a["audio_start_ms"] < b["audio_end_ms"]
     assert stopped[-1]["audio_end_ms"] <= 10_600

@@ -309,6 +309,21 @@ async def test_a_flooding_client_gets_backlog_errors_and_others_stay_served(serv
     assert await asyncio.to_thread(server.worker.wait_for_stream_count, 0, 30)
 
 
+async def test_open_stream_count_follows_the_sessions_and_health_reports_it(server):
+    assert await asyncio.to_thread(server.worker.wait_for_stream_count, 0, 30)
+    assert server.open_stream_count == 0
+    client = await open_client(server.url)
+    assert server.open_stream_count == 1
+    assert http_get(f"{server.http_url}/health")[1]["sessions"] == 1
+    await client.ws.close()
+    assert await asyncio.to_thread(server.worker.wait_for_stream_count, 0, 30)
+    assert server.open_stream_count == 0
+
+
+def test_open_stream_count_is_zero_when_no_worker_runs(whisper_backend):
+    assert RealtimeServer(ServerConfig(port=0), whisper_backend).open_stream_count == 0
+
+
 # ---- the in-process client of the desktop window ---------------------------------------------
 
 
@@ -344,6 +359,7 @@ async def test_stop_closes_clients_and_joins_threads(whisper_backend):
     code = await client.drain_to_close()
     assert code in (1000, 1001)
     assert not thread.is_alive() and not srv.worker.running
+    assert srv.open_stream_count == 0
     again = RealtimeServer(ServerConfig(port=srv.port), whisper_backend)  # the port is free again
     again.start()
     again.stop()

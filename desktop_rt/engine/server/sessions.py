@@ -1,0 +1,108 @@
+"""The running server's in-process sessions, for websocket clients and the window alike.
+
+:class:`SessionHub` is made by the server once it runs; every call is on the server loop.
+``open(lease, meter, deliver, on_closed=..., on_revoked=...)`` starts a session on a leased
+model and returns its :class:`~desktop_rt.engine.server.bridge.SessionBridge`: events go to
+``deliver`` once ``meter`` counted them; ``on_closed`` runs once when the bridge closes (the
+meter then holds the session's audio seconds); an unload by hand runs ``on_revoked(message)``,
+then sends a ``model_unloaded`` error event and closes the bridge. ``record`` writes a
+session's activity row; ``close_all`` closes every open bridge (the server stops).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+
+from desktop_rt.engine.asr.worker import InferenceWorker
+from desktop_rt.engine.models.router import Lease, ModelRouter
+from desktop_rt.engine.models.runtimes import InProcessRuntime
+from desktop_rt.engine.protocol.events import ErrorEvent, ServerEvent, TranscriptionCompleted
+from desktop_rt.engine.protocol.limits import SessionLimits
+from desktop_rt.engine.protocol.session import RealtimeSession
+from desktop_rt.engine.server.activity import ActivityLog, ActivityMeter
+from desktop_rt.engine.server.bridge import EventSink, SessionBridge
+
+__all__ = ["SessionHub", "unloaded_event"]
+
+
+def unloaded_event(message: str) -> ErrorEvent:
+    """What a session's client hears when its model is unloaded by hand."""
+    return ErrorEvent(message, "model_unloaded", "model", "server_error")
+
+
+def _worker_of(lease: Lease) -> InferenceWorker:
+    runtime = lease.runtime
+    if not isinstance(runtime, InProcessRuntime) or runtime.worker is None:
+        raise TypeError(f"the model '{lease.model_id}' does not run in this process")
+    return runtime.worker
+
+
+class SessionHub:
+    """See the module docstring. ``router`` and ``activity`` are the server's."""
+
+    def __init__(
+        self, router: ModelRouter, activity: ActivityLog | None, limits: SessionLimits
+    ) -> None:
+        self.router = router
+        self.activity = activity
+        self._limits = limits
+        self._bridges: set[SessionBridge] = set()
+
+    def __len__(self) -> int:
+        """How many sessions are open."""
+        return len(self._bridges)
+
+    def open(
+        self,
+        lease: Lease,
+        meter: ActivityMeter,
+        deliver: EventSink,
+        *,
+        on_closed: Callable[[], None],
+        on_revoked: Callable[[str], None],
+        emit_tentative: bool = False,
+    ) -> SessionBridge:
+        """A started session on ``lease``'s in-process model, wired to ``deliver``."""
+        session = RealtimeSession(
+            model=lease.model_id, limits=self._limits, emit_tentative=emit_tentative
+        )
+        meter.session_id = session.session_id
+
+        def sink(events: Sequence[ServerEvent]) -> None:
+            for event in events:
+                if isinstance(event, TranscriptionCompleted):
+                    meter.completed(event.transcript)
+            deliver(events)
+
+        def closed() -> None:
+            self._bridges.discard(bridge)
+            meter.audio_seconds = session.received_seconds
+            on_closed()
+
+        def revoke(message: str) -> None:
+            on_revoked(message)
+            sink([unloaded_event(message)])
+            bridge.close()
+
+        loop = asyncio.get_running_loop()
+        bridge = SessionBridge(session, _worker_of(lease), loop, sink, closed)
+        self._bridges.add(bridge)
+        lease.on_revoke = revoke
+        return bridge
+
+    def record(
+        self,
+        meter: ActivityMeter,
+        model: str | None,
+        client: str,
+        close_code: int | None,
+        reason: str,
+    ) -> None:
+        """Write one session's activity row (nothing when activity is not recorded)."""
+        if self.activity is not None:
+            self.activity.record(meter.row(model, client, close_code, reason))
+
+    def close_all(self) -> None:
+        for bridge in list(self._bridges):
+            bridge.close()
