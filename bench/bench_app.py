@@ -291,7 +291,7 @@ def part_memory(args) -> dict:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
-    from desktop_rt.history.store import StoreWriter
+    from desktop_rt.history.writer import StoreWriter
     from desktop_rt.live.transcript_recorder import CaptionTurn, TranscriptRecorder
     from desktop_rt.ui.widgets.caption_view import CaptionView
 

@@ -1,19 +1,16 @@
 """Typed application settings, saved as JSON in the config dir.
 
-:class:`Settings` is a frozen dataclass of small frozen groups (audio, voice activity, captions,
-overlay, transcription, server, window); every component reads its own group. Change settings
-with :func:`dataclasses.replace` and persist them with :func:`save_settings`.
-
-:func:`load_settings` never raises for a bad file: a missing file gives the defaults (first
-launch), a corrupt or unreadable one gives the defaults plus a warning in
-:attr:`LoadedSettings.warnings` (the bad file is kept next to it as ``settings.json.corrupt``).
-Files written by older versions are migrated step by step (:data:`MIGRATIONS`); keys this
-version does not know are dropped with a warning, values of the wrong type fall back to the
-default with a warning. Saving writes a temporary sibling and renames it over the file.
+:class:`Settings` is a frozen dataclass of small frozen groups; every component reads its own
+group. Change settings with :func:`dataclasses.replace`, persist them with :func:`save_settings`
+(atomic: a temporary sibling renamed over the file). :func:`load_settings` never raises for a
+bad file: missing gives the defaults, corrupt gives the defaults plus a warning (the file is kept
+as ``settings.json.corrupt``). Older files are migrated step by step (:data:`MIGRATIONS`);
+unknown keys and values of the wrong type are dropped with a warning.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -24,6 +21,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal, get_args, get_type_hints
 
+from desktop_rt.engine.audio.vad import TurnDetectorSettings
 from desktop_rt.engine.models.embedded import DEFAULT_MODEL_ID
 from desktop_rt.errors import DesktopRtError
 from desktop_rt.paths import config_dir
@@ -35,7 +33,6 @@ __all__ = [
     "PUSH_TO_TALK",
     "HANDS_FREE",
     "AudioSettings",
-    "VadSettings",
     "CaptionSettings",
     "OverlaySettings",
     "TranscriptionSettings",
@@ -54,7 +51,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SETTINGS_FILE = "settings.json"
 
 Mode = Literal["push_to_talk", "hands_free"]
@@ -71,15 +68,6 @@ class AudioSettings:
     input_device: str | None = None
     """Device name as sounddevice lists it; None: the system default input."""
     mode: Mode = PUSH_TO_TALK
-
-
-@dataclass(frozen=True)
-class VadSettings:
-    """Hands-free turn detection (the protocol's ``server_vad``)."""
-
-    threshold: float = 0.5
-    silence_ms: int = 600
-    prefix_padding_ms: int = 300
 
 
 @dataclass(frozen=True)
@@ -124,7 +112,8 @@ class WindowSettings:
 @dataclass(frozen=True)
 class Settings:
     audio: AudioSettings = field(default_factory=AudioSettings)
-    vad: VadSettings = field(default_factory=VadSettings)
+    vad: TurnDetectorSettings = field(default_factory=TurnDetectorSettings)
+    """Hands-free turn detection, the engine's own settings type."""
     captions: CaptionSettings = field(default_factory=CaptionSettings)
     overlay: OverlaySettings = field(default_factory=OverlaySettings)
     transcription: TranscriptionSettings = field(default_factory=TranscriptionSettings)
@@ -132,7 +121,7 @@ class Settings:
     window: WindowSettings = field(default_factory=WindowSettings)
 
     def with_group(self, **groups: Any) -> Settings:
-        """A copy with whole groups replaced: ``settings.with_group(vad=VadSettings(...))``."""
+        """A copy with whole groups replaced: ``settings.with_group(captions=CaptionSettings(...))``."""
         return replace(self, **groups)
 
     @staticmethod
@@ -151,7 +140,7 @@ class LoadedSettings:
 
 _BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
     ("vad", "threshold"): (0.05, 0.95),
-    ("vad", "silence_ms"): (100, 10_000),
+    ("vad", "silence_duration_ms"): (100, 10_000),
     ("vad", "prefix_padding_ms"): (0, 2_000),
     ("captions", "font_size"): (8, 96),
     ("overlay", "font_size"): (8, 120),
@@ -196,7 +185,23 @@ def _migrate_v1(doc: dict[str, Any]) -> dict[str, Any]:
     return new
 
 
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _migrate_v1}
+def _migrate_v2(doc: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 named the pause that ends a turn ``vad.silence_ms``; now ``silence_duration_ms``
+    (the name of the engine's :class:`TurnDetectorSettings` and of the protocol)."""
+    new = {**doc, "version": 3}
+    vad = doc.get("vad")
+    if isinstance(vad, dict) and "silence_ms" in vad:
+        vad = dict(vad)
+        silence = vad.pop("silence_ms")
+        vad.setdefault("silence_duration_ms", silence)
+        new["vad"] = vad
+    return new
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    1: _migrate_v1,
+    2: _migrate_v2,
+}
 """``MIGRATIONS[n]`` turns a version-``n`` document into a version-``n+1`` one."""
 
 
@@ -341,10 +346,8 @@ def save_settings(settings: Settings, path: Path | None = None) -> Path:
             os.fsync(handle.fileno())
         os.replace(temp, path)
     except OSError as exc:
-        try:
+        with contextlib.suppress(OSError):
             temp.unlink()
-        except OSError:
-            pass
         raise SettingsError(
             f"Could not save the settings to {path}: {exc.strerror or exc}. "
             "Check that the folder is writable and the disk has space."

@@ -15,11 +15,11 @@ from desktop_rt.config import (
     ServerSettings,
     Settings,
     SettingsError,
-    VadSettings,
     load_settings,
     save_settings,
     settings_path,
 )
+from desktop_rt.engine.audio.vad import TurnDetectorSettings
 
 
 def test_first_launch_without_a_file_gives_defaults(tmp_path):
@@ -38,7 +38,7 @@ def test_round_trip_keeps_every_value(tmp_path):
     path = tmp_path / "nested" / "settings.json"
     settings = Settings().with_group(
         audio=AudioSettings(input_device="USB Mic (hw:1,0)", mode=HANDS_FREE),
-        vad=VadSettings(threshold=0.7, silence_ms=900, prefix_padding_ms=200),
+        vad=TurnDetectorSettings(threshold=0.7, silence_duration_ms=900, prefix_padding_ms=200),
         server=ServerSettings(port=9000, api_key="k-1", allowed_origins=("http://localhost:3000",)),
     )
     settings = replace(settings, captions=replace(settings.captions, font_size=31))
@@ -69,9 +69,37 @@ def test_version_1_flat_file_is_migrated(tmp_path):
     s = loaded.settings
     assert s.audio.mode == HANDS_FREE and s.audio.input_device == "Built-in"
     assert s.captions.font_size == 26
-    assert (s.vad.threshold, s.vad.silence_ms) == (0.6, 700)
+    assert (s.vad.threshold, s.vad.silence_duration_ms) == (0.6, 700)
     assert s.server.port == 8800 and s.transcription.language == "de"
     assert any("colour_theme" in w for w in loaded.warnings)
+
+
+def test_version_2_file_with_silence_ms_is_migrated(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_text(
+        json.dumps(
+            {
+                "version": 2,
+                "audio": {"mode": "hands_free"},
+                "vad": {"threshold": 0.4, "silence_ms": 650, "prefix_padding_ms": 250},
+            }
+        )
+    )
+    loaded = load_settings(path)
+    assert loaded.warnings == ()
+    assert loaded.settings.vad == TurnDetectorSettings(
+        threshold=0.4, prefix_padding_ms=250, silence_duration_ms=650
+    )
+    assert loaded.settings.audio.mode == HANDS_FREE
+    save_settings(loaded.settings, path)
+    saved = json.loads(path.read_text())
+    assert saved["version"] == SCHEMA_VERSION == 3
+    assert saved["vad"]["silence_duration_ms"] == 650 and "silence_ms" not in saved["vad"]
+
+
+def test_the_app_and_the_engine_share_one_vad_settings_type():
+    assert type(Settings().vad) is TurnDetectorSettings
+    assert Settings().vad == TurnDetectorSettings()
 
 
 def test_corrupt_file_gives_defaults_and_a_warning_and_keeps_the_file(tmp_path):
@@ -104,7 +132,7 @@ def test_not_an_object_and_wrong_types_fall_back_per_field(tmp_path):
     loaded = load_settings(path)
     assert loaded.settings.audio == AudioSettings()
     assert loaded.settings.vad.threshold == 0.95  # clamped into range
-    assert loaded.settings.vad.silence_ms == VadSettings().silence_ms
+    assert loaded.settings.vad.silence_duration_ms == TurnDetectorSettings().silence_duration_ms
     assert loaded.settings.server == ServerSettings()
     assert len(loaded.warnings) >= 5
 
@@ -130,7 +158,7 @@ def test_save_is_atomic_and_failure_is_a_clear_error(tmp_path):
             path.unlink()
             path.mkdir()
         with pytest.raises(SettingsError, match="Could not save the settings"):
-            save_settings(Settings().with_group(vad=VadSettings(threshold=0.9)), path)
+            save_settings(Settings().with_group(vad=TurnDetectorSettings(threshold=0.9)), path)
     finally:
         folder.chmod(0o700)
     assert [p.name for p in folder.iterdir() if p.name.endswith(".tmp")] == []

@@ -1,16 +1,15 @@
-"""The transcript data model and its export formats.
+"""Export formats of a :class:`~desktop_rt.history.transcript.Transcript` (re-exported here).
 
-Everything here is pure (text in, text out) except :func:`write_transcript`, which saves an
-export atomically. Call order: build segments from the recognizer's words with
-:func:`segments_from_words`, wrap them in a :class:`Transcript`, then :func:`export` it (or call
-one of the ``to_*`` functions) and optionally :func:`write_transcript` it.
-
-All timestamps go through integer milliseconds: negative times clamp to zero, rounding is
-half-up on the decimal value (3599.9995 s is 01:00:00.000), and hours may exceed 99.
+Everything is pure (text in, text out) except :func:`write_transcript`, which saves an export
+atomically. Call order: :func:`export` a transcript (or call a ``to_*`` function), then
+optionally :func:`write_transcript` it. All timestamps go through integer milliseconds: negative
+times clamp to zero, rounding is half-up on the decimal value (3599.9995 s is 01:00:00.000), and
+hours may exceed 99.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import math
@@ -18,13 +17,13 @@ import os
 import re
 import secrets
 import textwrap
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 from desktop_rt.core_types import Word
 from desktop_rt.errors import DesktopRtError
+from desktop_rt.history.transcript import Segment, Transcript, segments_from_words
 
 __all__ = [
     "Segment",
@@ -52,10 +51,6 @@ PARAGRAPH_GAP = 2.0
 
 CAPTION_LINE_CHARS = 42
 """Preferred caption line length; a cue gets at most two lines where the words allow."""
-
-_SENTENCE_END = tuple(".?!…。？！")
-_CLOSERS = "\"'”’»)]"
-
 
 # --- errors -----------------------------------------------------------------------------------
 
@@ -86,82 +81,6 @@ class ExportDiskFullError(ExportWriteError):
 
 class ExportFolderMissingError(ExportWriteError):
     """The folder to save into does not exist."""
-
-
-# --- data model -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Segment:
-    """One caption cue: a run of words with its time span in seconds."""
-
-    start: float
-    end: float
-    text: str
-    words: tuple[Word, ...] = ()
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.words, tuple):
-            object.__setattr__(self, "words", tuple(self.words))
-
-
-@dataclass(frozen=True, slots=True)
-class Transcript:
-    """A whole transcript: ordered segments plus metadata. ``created`` is an ISO 8601 string."""
-
-    segments: tuple[Segment, ...]
-    title: str = ""
-    language: str | None = None
-    created: str | None = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.segments, tuple):
-            object.__setattr__(self, "segments", tuple(self.segments))
-
-    @property
-    def text(self) -> str:
-        """All segment texts joined with single spaces."""
-        return " ".join(s.text.strip() for s in self.segments if s.text.strip()).strip()
-
-
-def segments_from_words(
-    words: Iterable[Word],
-    *,
-    max_chars: int = 84,
-    max_gap: float = 0.8,
-    max_duration: float = 7.0,
-) -> tuple[Segment, ...]:
-    """Group a flat, time-ordered word stream into caption cues.
-
-    A cue ends after sentence-ending punctuation, before a pause longer than ``max_gap``, and
-    before a word that would push it past ``max_chars`` characters or ``max_duration`` seconds.
-    A single word longer than the limits becomes a cue of its own. Blank words are dropped.
-    """
-    segments: list[Segment] = []
-    current: list[Word] = []
-
-    def flush() -> None:
-        if current:
-            start = current[0].start
-            end = max(start, max(w.end for w in current))
-            text = "".join(w.text for w in current).strip()
-            segments.append(Segment(start, end, text, tuple(current)))
-            current.clear()
-
-    for word in words:
-        if not word.text.strip():
-            continue
-        if current:
-            too_long = len(("".join(w.text for w in current) + word.text).strip()) > max_chars
-            too_slow = word.end - current[0].start > max_duration
-            paused = word.start - current[-1].end > max_gap
-            if too_long or too_slow or paused:
-                flush()
-        current.append(word)
-        if word.text.rstrip().rstrip(_CLOSERS).endswith(_SENTENCE_END):
-            flush()
-    flush()
-    return tuple(segments)
 
 
 # --- time helpers -----------------------------------------------------------------------------
@@ -420,10 +339,8 @@ def write_transcript(
         raise _write_error(exc, target) from exc
     finally:
         if created:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(temp)
-            except OSError:
-                pass
     return target
 
 

@@ -2,29 +2,23 @@
 
 Two tables: ``sessions`` (one row per recording session, keyed by a ``uid`` the caller makes)
 and ``turns`` (one row per conversation item, keyed by ``(session, item_id)``). Every write is
-idempotent (it sets a turn's whole committed text, never appends), so a write that failed can be
-retried as it is. The file is in WAL mode with ``synchronous=NORMAL``: a crash of the process
-loses nothing that was written.
-
-:class:`TranscriptStore` is one connection, used only by the thread that opened it (sqlite3's
-own check enforces that). :class:`StoreWriter` owns one on its own thread, so the realtime path
-hands writes over without waiting; when the disk is full it reports a :class:`StoreDiskFullError`
-once, keeps the writes that failed in memory and retries them with the next ones.
+idempotent (it sets a turn's whole committed text, never appends), so a failed write can be
+retried as it is. WAL mode with ``synchronous=NORMAL``: a crash of the process loses nothing
+written. A :class:`TranscriptStore` is one connection, used only by the thread that opened it;
+:class:`~desktop_rt.history.writer.StoreWriter` and :class:`~desktop_rt.history.worker.HistoryWorker`
+each own one on a thread of their own.
 """
 
 from __future__ import annotations
 
-import logging
-import queue
 import sqlite3
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from desktop_rt.core_types import Word
 from desktop_rt.errors import DesktopRtError
-from desktop_rt.history.export import Transcript, segments_from_words
+from desktop_rt.history.transcript import Transcript, segments_from_words
 from desktop_rt.paths import data_dir
 from desktop_rt.timestamps import now_iso
 
@@ -35,11 +29,8 @@ __all__ = [
     "SessionRow",
     "TurnRow",
     "TranscriptStore",
-    "StoreWriter",
     "history_path",
 ]
-
-log = logging.getLogger(__name__)
 
 HISTORY_FILE = "history.sqlite3"
 _SQLITE_FULL = 13
@@ -152,17 +143,17 @@ class TranscriptStore:
     def __enter__(self) -> TranscriptStore:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _write(self, doing: str, sql: str, params: tuple = ()) -> sqlite3.Cursor:
+    def _write(self, doing: str, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
         try:
             with self._db:
                 return self._db.execute(sql, params)
         except sqlite3.Error as exc:
             raise _store_error(exc, self.path, doing) from exc
 
-    def _read(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
+    def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         try:
             return self._db.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
@@ -246,7 +237,7 @@ class TranscriptStore:
 
     @staticmethod
     def _session_row(row: sqlite3.Row) -> SessionRow:
-        return SessionRow(**{k: row[k] for k in row.keys()})
+        return SessionRow(**dict(zip(row.keys(), row, strict=True)))  # a Row iterates values
 
     def sessions(self, limit: int = 500, offset: int = 0) -> list[SessionRow]:
         """Sessions, newest first, with their turn count and the start of their text."""
@@ -324,128 +315,3 @@ def turn_words(turn: TurnRow) -> list[Word]:
         words.append(Word(piece, round(t, 3), round(t + dt, 3)))
         t += dt
     return words
-
-
-# ---- the writer thread -----------------------------------------------------------------------
-
-_Op = Callable[[TranscriptStore], None]
-_STOP = object()
-
-
-@dataclass(frozen=True)
-class _Setting:
-    """A change to the connection itself, applied at once (not queued behind failed writes)."""
-
-    apply: _Op
-
-
-class StoreWriter:
-    """Owns a :class:`TranscriptStore` on its own thread; writes are queued and never block.
-
-    ``on_error(StoreError)`` runs on the writer thread when a write first fails (e.g. disk
-    full); ``on_recovered()`` when the writes that failed finally went through. Writes that
-    failed are retried, in order, before each later write and every ``retry_seconds``.
-    """
-
-    def __init__(
-        self,
-        path: Path | str | None = None,
-        on_error: Callable[[StoreError], None] | None = None,
-        on_recovered: Callable[[], None] | None = None,
-        retry_seconds: float = 5.0,
-    ):
-        self.path = Path(path) if path is not None else history_path()
-        self._on_error = on_error
-        self._on_recovered = on_recovered
-        self._retry_seconds = retry_seconds
-        self._queue: queue.Queue = queue.Queue()
-        self._failed: list[_Op] = []
-        self._failing = False
-        self._opened = threading.Event()
-        self._open_error: StoreError | None = None
-        self._thread = threading.Thread(target=self._run, name="desktop-rt-store", daemon=True)
-        self._thread.start()
-        self._opened.wait()
-        if self._open_error is not None:
-            raise self._open_error
-
-    @property
-    def pending_failed(self) -> int:
-        """Writes that failed and wait for a retry."""
-        return len(self._failed)
-
-    def begin_session(self, uid: str, **fields) -> None:
-        self.submit(lambda s: s.begin_session(uid, **fields))
-
-    def end_session(self, uid: str, ended_at: str | None = None) -> None:
-        self.submit(lambda s: s.end_session(uid, ended_at))
-
-    def save_turn(self, uid: str, item_id: str, **fields) -> None:
-        self.submit(lambda s: s.save_turn(uid, item_id, **fields))
-
-    def submit(self, op: _Op) -> None:
-        self._queue.put(op)
-
-    def limit_size(self, max_bytes: int) -> None:
-        """Cap the file size (see :meth:`TranscriptStore.limit_size`); applies before retries."""
-        self._queue.put(_Setting(lambda s: s.limit_size(max_bytes)))
-
-    def flush(self, timeout: float | None = 10.0) -> bool:
-        """Wait until every write queued so far was attempted; False on timeout."""
-        done = threading.Event()
-        self._queue.put(done)
-        return done.wait(timeout)
-
-    def close(self, timeout: float | None = 10.0) -> None:
-        if self._thread.is_alive():
-            self._queue.put(_STOP)
-            self._thread.join(timeout)
-
-    def _run(self) -> None:
-        try:
-            store = TranscriptStore(self.path)
-        except StoreError as exc:
-            self._open_error = exc
-            self._opened.set()
-            return
-        self._opened.set()
-        try:
-            while True:
-                try:
-                    item = self._queue.get(timeout=self._retry_seconds if self._failed else None)
-                except queue.Empty:
-                    self._retry(store)
-                    continue
-                if item is _STOP:
-                    self._retry(store)
-                    break
-                if isinstance(item, threading.Event):
-                    item.set()
-                    continue
-                if isinstance(item, _Setting):
-                    item.apply(store)
-                    self._retry(store)
-                    continue
-                self._failed.append(item)
-                self._retry(store)
-        finally:
-            if self._failed:
-                log.error("%d history writes could not be saved before closing", len(self._failed))
-            store.close()
-
-    def _retry(self, store: TranscriptStore) -> None:
-        while self._failed:
-            try:
-                self._failed[0](store)
-            except StoreError as exc:
-                log.warning("history write failed: %s", exc)
-                if not self._failing:
-                    self._failing = True
-                    if self._on_error is not None:
-                        self._on_error(exc)
-                return
-            self._failed.pop(0)
-        if self._failing:
-            self._failing = False
-            if self._on_recovered is not None:
-                self._on_recovered()

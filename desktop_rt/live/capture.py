@@ -1,19 +1,12 @@
 """From an :class:`~desktop_rt.engine.audio.sources.AudioSource` to a realtime session, off the UI thread.
 
-:class:`CaptureFeed` gives the source an ``on_block`` that only copies the block into a bounded
-queue (the oldest blocks are dropped, and counted, when the consumer falls behind). Its own
-thread drains that queue in order with the commands it is given:
-
-- resamples to 16 kHz, measures the level (dBFS) and, optionally, the speech probability
-  (Silero), reported through ``on_level`` at most every ``level_interval`` seconds;
-- push-to-talk: while the talk gate is closed it keeps ``preroll_seconds`` of audio; ``talk_down``
-  opens the gate (the preroll goes first, so the first syllable is not cut), ``talk_up``
-  commits the turn (or clears it when it holds less than ``min_turn_seconds``);
-- hands-free: every block goes to the session (its server VAD makes the turns);
-- a lost device commits what was said so far; the source reopens it when it returns.
-
-Commands and blocks share the queue, so a commit always follows the last block captured
-before the key was released.
+:class:`CaptureFeed`: the source's ``on_block`` only copies the block into a bounded queue (the
+oldest blocks are dropped, and counted, when the consumer falls behind); the feed's thread drains
+it in order with the commands (``talk_down``/``talk_up``, ``set_hands_free``, ``set_sink``). It
+resamples to 16 kHz, reports levels, and gates push-to-talk (with a preroll; a tap too short to
+be a turn is cleared); hands-free, every block goes to the session. A lost device commits what
+was said so far. Commands and blocks share the queue, so a commit always follows the last block
+captured before the key was released. See docs/design/app.md.
 """
 
 from __future__ import annotations
@@ -23,13 +16,14 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 import numpy as np
 
 from desktop_rt.core_types import SAMPLE_RATE
 from desktop_rt.engine.audio.codecs import StreamResampler, level_dbfs
 from desktop_rt.engine.audio.sources import LOST, AudioSource, SourceStatus
+from desktop_rt.engine.audio.vad import FrameVad
 
 __all__ = ["AudioSink", "LevelReading", "TurnMark", "CaptureFeed"]
 
@@ -61,6 +55,9 @@ class TurnMark:
 
     kind: str
     at: float
+
+
+_SinkSwitch = tuple[AudioSink | None, Callable[[float], None] | None]
 
 
 @dataclass(frozen=True)
@@ -98,12 +95,12 @@ class CaptureFeed:
         self._hands_free = hands_free
         self._measure_speech = measure_speech
         self._max_queue_seconds = max_queue_seconds
-        self._preroll = collections.deque()
+        self._preroll: collections.deque[np.ndarray] = collections.deque()
         self._preroll_samples = 0
         self._preroll_max = int(preroll_seconds * SAMPLE_RATE)
         self._min_turn = int(min_turn_seconds * SAMPLE_RATE)
         self._level_interval = level_interval
-        self._items: collections.deque = collections.deque()
+        self._items: collections.deque[object] = collections.deque()  # blocks, commands, statuses
         self._audio_queued = 0  # samples at the source rate waiting in _items
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -114,7 +111,7 @@ class CaptureFeed:
         self._turn_samples = 0  # sent since the last commit/clear
         self._talking = False
         self._gate_open = False
-        self._vad = None
+        self._vad: FrameVad | None = None
 
     # ---- control (any thread) --------------------------------------------------------------
 
@@ -249,10 +246,10 @@ class CaptureFeed:
                     self._lost()
                 if self._on_status is not None:
                     self._on_status(item)
-            elif item.name == "stop":
+            elif isinstance(item, _Command) and item.name == "stop":
                 self._end_turn()
                 return
-            else:
+            elif isinstance(item, _Command):
                 self._command(item)
 
     def _command(self, cmd: _Command) -> None:
@@ -274,7 +271,7 @@ class CaptureFeed:
             if not self._hands_free:
                 self._end_turn()
         elif cmd.name == "sink":
-            self._sink, on_attached = cmd.value
+            self._sink, on_attached = cast(_SinkSwitch, cmd.value)
             self._turn_samples = 0
             self._sink_sent = 0
             self._anchors = [(0, self.clock_samples)]
@@ -282,7 +279,7 @@ class CaptureFeed:
             if on_attached is not None:
                 on_attached(self.clock)
         elif cmd.name == "flush":
-            cmd.value.set()
+            cast(threading.Event, cmd.value).set()
 
     def _audio(self, samples: np.ndarray) -> None:
         if self._hands_free or self._gate_open:
@@ -339,8 +336,6 @@ class CaptureFeed:
             return None
         if self._vad is None:
             try:
-                from desktop_rt.engine.audio.vad import FrameVad
-
                 self._vad = FrameVad()
             except Exception as exc:  # noqa: BLE001 - the meter then shows the level only
                 log.warning("speech meter unavailable: %s", exc)

@@ -1,16 +1,12 @@
 """What the desktop window makes of one local session's events: captions and history rows.
 
-:class:`TranscriptRecorder` is fed the server events of one local session (on the server
-thread) and the push-to-talk :class:`~desktop_rt.live.capture.TurnMark` s of the capture feed
-(on the feed thread). It keeps each turn's committed text (the deltas joined) and tentative
-text, and returns what changed as plain values for the UI: :class:`CaptionTurn`,
-:class:`SpeechActivity`, :class:`SessionNotice`. Every committed delta is written through to
-the history (:class:`~desktop_rt.history.store.StoreWriter`) as it arrives; tentative words are
-never saved, so a crash loses at most those.
-
-Turn times are seconds since the recording session began: push-to-talk turns take them from
-the key presses (matched to items in commit order), hands-free turns from the server VAD's
-``speech_started``/``speech_stopped`` mapped through ``stream_to_clock``.
+:class:`TranscriptRecorder` is fed the server events of one local session (server thread) and
+the push-to-talk :class:`~desktop_rt.live.capture.TurnMark` s of the feed (feed thread). It
+returns what changed as plain values for the UI (:class:`CaptionTurn`, :class:`SpeechActivity`,
+:class:`SessionNotice`) and writes every committed delta through to the history
+(:class:`~desktop_rt.history.writer.StoreWriter`); tentative words are never saved. Turn times
+are seconds since the session began: from the key presses (push-to-talk, matched to items in
+commit order) or the server VAD's speech marks (hands-free). See docs/design/app.md.
 """
 
 from __future__ import annotations
@@ -32,7 +28,7 @@ from desktop_rt.engine.protocol.events import (
     TranscriptionDelta,
     TranscriptionTentative,
 )
-from desktop_rt.history.store import StoreWriter
+from desktop_rt.history.writer import StoreWriter
 from desktop_rt.live.capture import TurnMark
 
 __all__ = ["CaptionTurn", "SpeechActivity", "SessionNotice", "Update", "TranscriptRecorder"]

@@ -8,12 +8,13 @@ import signal
 import sys
 from importlib import resources
 from pathlib import Path
+from types import FrameType
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
-from desktop_rt.config import load_settings
+from desktop_rt.config import Settings, load_settings
 from desktop_rt.errors import DesktopRtError
 from desktop_rt.ui.controller import (
     AppController,
@@ -73,7 +74,7 @@ class DesktopApp:
 
 def build_app(
     *,
-    settings=None,
+    settings: Settings | None = None,
     source_factory: SourceFactory = default_source,
     backend_factory: BackendFactory = default_backend,
     history_path: Path | None = None,
@@ -85,7 +86,7 @@ def build_app(
     if settings is None:
         loaded = load_settings()
         settings, warnings = loaded.settings, loaded.warnings
-    app = QApplication.instance()
+    app = _application()
     if not app.styleSheet():
         app.setStyleSheet(resource_path("app.qss").read_text(encoding="utf-8"))
     icon = QIcon(str(resource_path("desktop-rt.svg")))
@@ -117,13 +118,20 @@ def _file_source_factory(path: str) -> SourceFactory:
     return lambda _settings: FileAudioSource(path, name=Path(path).name)
 
 
-def run_app(args=None) -> int:
+def _application() -> QApplication:
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        raise RuntimeError("create a QApplication first")
+    return app
+
+
+def run_app(args: object = None) -> int:
     """The GUI entry point (``desktop-rt`` / ``desktop-rt gui``)."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     problem = binding_problem()
     if problem is not None:
         raise DesktopRtError(problem)
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app = _application() if QApplication.instance() else QApplication(sys.argv[:1])
     app.setApplicationName("desktop-rt")
     app.setDesktopFileName("desktop-rt")
     app.setQuitOnLastWindowClosed(False)  # quit once the last words are saved, not before
@@ -151,7 +159,7 @@ def _quit_on_signals(app: QApplication, desktop: DesktopApp) -> None:
         desktop.window.close()
         desktop.controller.shutdown()  # no-op if closing the window already started it
 
-    def request_quit(signum, _frame) -> None:
+    def request_quit(signum: int, _frame: FrameType | None) -> None:
         log.info("%s received: saving and quitting", signal.Signals(signum).name)
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)

@@ -78,7 +78,3 @@ class EngineBridge(QObject):
             self.session_closed.emit(value.session_uid)
         else:
             raise TypeError(f"the bridge does not carry {type(value).__name__}")
-
-    def publish_all(self, values) -> None:
-        for value in values:
-            self.publish(value)

@@ -1,68 +1,55 @@
-"""The app's engine side, driven from the UI thread: server, microphone feed, local session, history.
+"""The app's engine side, driven from the UI thread: server, live session, history writer.
 
 :class:`AppController` starts the embedded :class:`RealtimeServer` on a helper thread (loading
-the model takes seconds), then opens a local session on it and a :class:`CaptureFeed` from the
-microphone into that session. The window only calls the verbs here (``talk_down``/``talk_up``,
-``set_mode``, ``start_listening``/``stop_listening``, ``apply_settings``, ``shutdown``) and
-renders what arrives on :attr:`bridge`. Nothing here blocks the UI thread: anything that waits
-(model load, stopping the microphone, draining the last transcript) runs on a helper thread.
+the model takes seconds), then opens a :class:`~desktop_rt.live.session.LiveSession` on it. The
+window only calls the verbs here (``talk_down``/``talk_up``, ``set_mode``,
+``start_listening``/``stop_listening``, ``apply_settings``, ``shutdown``) and renders what
+arrives on :attr:`bridge`. Nothing here blocks the UI thread: anything that waits (model load,
+stopping the microphone, draining the last transcript) runs on a helper thread.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import os
-import secrets
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, Settings, save_settings
-from desktop_rt.engine.audio.sources import LOST, AudioSource, SoundDeviceSource, SourceStatus
+from desktop_rt.engine.asr.backend import AsrBackend
+from desktop_rt.engine.audio.microphone import SoundDeviceSource
+from desktop_rt.engine.audio.sources import LOST, AudioSource, SourceStatus
 from desktop_rt.errors import DesktopRtError
-from desktop_rt.history.store import StoreError, StoreWriter
-from desktop_rt.live.capture import CaptureFeed
-from desktop_rt.live.transcript_recorder import TranscriptRecorder
+from desktop_rt.history.store import StoreError
+from desktop_rt.history.writer import StoreWriter
+from desktop_rt.live.embedded_server import lower_thread_priority, start_embedded_server
+from desktop_rt.live.session import LiveSession, LiveSettings
 from desktop_rt.ui.bridge import EngineBridge, ServerState, SessionClosed, StoreProblem
+
+if TYPE_CHECKING:
+    from desktop_rt.engine.server.server import RealtimeServer
 
 __all__ = ["AppController", "SourceFactory", "BackendFactory"]
 
 log = logging.getLogger(__name__)
 
 SourceFactory = Callable[[Settings], AudioSource]
-BackendFactory = Callable[[str], object]
+BackendFactory = Callable[[str], AsrBackend]
 
 
 def default_source(settings: Settings) -> AudioSource:
     return SoundDeviceSource(settings.audio.input_device)
 
 
-def default_backend(spec: str):
+def default_backend(spec: str) -> AsrBackend:
     from desktop_rt.engine.models.kinds import open_backend
 
     return open_backend(spec)
-
-
-ENGINE_NICENESS = 5
-
-
-def lower_thread_priority(niceness: int = ENGINE_NICENESS) -> None:
-    """Make the calling thread (and threads it creates) yield the CPU to the UI and the microphone.
-
-    On Linux ``setpriority(PRIO_PROCESS, 0, ...)`` acts on the calling thread only; elsewhere this
-    does nothing. Inference then runs as fast as before on an idle machine, but a busy one keeps
-    the window responsive.
-    """
-    if sys.platform != "linux":
-        return
-    try:
-        os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) + niceness)
-    except (AttributeError, OSError) as exc:
-        log.debug("could not lower the engine's priority: %s", exc)
 
 
 class AppController(QObject):
@@ -94,12 +81,10 @@ class AppController(QObject):
         self._backend_factory = backend_factory
         self._persist = persist_settings
         self._owns_backend = owns_backend
-        self._server_backend = None
-        self.server = None
+        self._server_backend: AsrBackend | None = None
+        self.server: RealtimeServer | None = None
         self.server_state = ServerState("stopped", settings.transcription.model_id)
-        self.feed: CaptureFeed | None = None
-        self.local = None
-        self.recorder: TranscriptRecorder | None = None
+        self.live: LiveSession | None = None
         self._listening = False
         self._talking = False
         self._shutting_down = False
@@ -157,10 +142,9 @@ class AppController(QObject):
 
     def _start_server(self, settings: Settings) -> None:
         from desktop_rt.engine.models.kinds import describe_model
-        from desktop_rt.engine.server.server import RealtimeServer, ServerConfig, ServerError
+        from desktop_rt.engine.server.server import ServerError
 
         lower_thread_priority()  # the server, worker and model threads inherit it
-
         spec = settings.transcription.model_id
         model = describe_model(spec)
         srv = settings.server
@@ -172,26 +156,12 @@ class AppController(QObject):
             )
             return
         self._server_backend = backend
-        config = ServerConfig(
-            port=srv.port, api_key=srv.api_key, allowed_origins=srv.allowed_origins, model_id=model
-        )
-        error: Exception | None = None
-        for port in dict.fromkeys((srv.port, 0)):  # the chosen port, else any free one
-            server = RealtimeServer(replace(config, port=port), backend)
-            try:
-                server.start()
-                break
-            except ServerError as exc:
-                error = exc
-        else:
+        try:
+            server, note = start_embedded_server(srv, model, backend)
+        except ServerError as exc:
             self._close_backend()
-            self.bridge.publish(ServerState("failed", model, message=str(error)))
+            self.bridge.publish(ServerState("failed", model, message=str(exc)))
             return
-        note = (
-            f"Port {srv.port} is busy, so the server took port {server.port} instead."
-            if port != srv.port
-            else ""
-        )
         self.server = server
         self.bridge.publish(ServerState("ready", model, server.url, server.port, srv.api_key, note))
 
@@ -204,8 +174,9 @@ class AppController(QObject):
                 self.start_listening()
 
     def _poll_clients(self) -> None:
-        worker = getattr(self.server, "worker", None)
-        count = 0 if worker is None else max(0, worker.stream_count - len(self._open_sessions))
+        server = self.server
+        count = 0 if server is None else server.open_stream_count - len(self._open_sessions)
+        count = max(0, count)
         if count != self._clients:
             self._clients = count
             self.clients_changed.emit(count)
@@ -219,62 +190,45 @@ class AppController(QObject):
         if self._stopping is not None:  # the microphone is still closing: start right after
             self._start_pending = True
             return
-        uid = "rec_" + secrets.token_hex(8)
-        settings = self.settings
         try:
-            source = self._source_factory(settings)
+            source = self._source_factory(self.settings)
         except DesktopRtError as exc:
             # A source that cannot be made (DESKTOP_RT_AUDIO_FILE naming a missing or unreadable
             # file) is reported where a lost microphone is, not raised out of a Qt slot.
             log.warning("could not open the audio source: %s", exc)
             self.bridge.publish(SourceStatus(LOST, "audio source", str(exc)))
             return
-        recorder: TranscriptRecorder
-        feed = CaptureFeed(
+        live = LiveSession(
+            self.server,
             source,
-            None,
-            on_status=self.bridge.publish,
-            on_level=self.bridge.publish,
-            on_turn=lambda mark: recorder.turn_mark(mark),
-            hands_free=settings.audio.mode == HANDS_FREE,
-        )
-        recorder = TranscriptRecorder(
-            uid,
-            self.writer,
+            LiveSettings.from_settings(self.settings),
+            writer=self.writer,
             model=self.server_state.model,
-            language=settings.transcription.language,
-            mode=settings.audio.mode,
-            stream_to_clock=feed.clock_at,
+            publish=self.bridge.publish,
+            on_closed=self._session_closed,
         )
-
-        def on_event(event) -> None:
-            self.bridge.publish_all(recorder.handle(event))
-
-        def on_closed() -> None:
-            recorder.end()
-            with self._sessions_cond:
-                self._open_sessions.discard(uid)
-                self._sessions_cond.notify_all()
-            self.bridge.publish(SessionClosed(uid))
-
         with self._sessions_cond:
-            self._open_sessions.add(uid)
-        local = self.server.open_local_session(on_event, emit_tentative=True, on_closed=on_closed)
-        local.update(self._session_update(settings))
-        feed.set_sink(local, on_attached=recorder.set_origin)
-        feed.start()
-        self.feed, self.local, self.recorder = feed, local, recorder
+            self._open_sessions.add(live.uid)
+        live.start()
+        self.live = live
         self._listening = True
         # One line on stderr (the app logs at INFO) that tools can wait for: bench/bench_app.py.
         log.info("ready to listen: %s, server %s", self.server_state.model, self.server.url)
         self.listening_changed.emit(True)
 
+    def _session_closed(self, uid: str) -> None:
+        """A live session ended (server thread): its last transcript is saved."""
+        with self._sessions_cond:
+            self._open_sessions.discard(uid)
+            self._sessions_cond.notify_all()
+        self.bridge.publish(SessionClosed(uid))
+
     def stop_listening(self) -> threading.Thread | None:
         """Stop the microphone and finish the session (its last turn is transcribed and saved)."""
-        if not self._listening:
+        live = self.live
+        if not self._listening or live is None:
             return None
-        feed, local = self.feed, self.local
-        self.feed = self.local = None
+        self.live = None
         self._listening = False
         if self._talking:
             self._talking = False
@@ -282,8 +236,7 @@ class AppController(QObject):
         self.listening_changed.emit(False)
 
         def finish() -> None:
-            feed.stop()  # commits a turn still held
-            local.end_input()
+            live.stop()  # commits a turn still held, then ends the input
             self._stopped.emit()
 
         thread = threading.Thread(target=finish, name="desktop-rt-stop", daemon=True)
@@ -308,18 +261,18 @@ class AppController(QObject):
     # ---- push-to-talk and mode ---------------------------------------------------------------
 
     def talk_down(self) -> None:
-        if self._talking or self.feed is None or self.mode != PUSH_TO_TALK:
+        if self._talking or self.live is None or self.mode != PUSH_TO_TALK:
             return
         self._talking = True
-        self.feed.talk_down()
+        self.live.talk_down()
         self.talking_changed.emit(True)
 
     def talk_up(self) -> None:
         if not self._talking:
             return
         self._talking = False
-        if self.feed is not None:
-            self.feed.talk_up()
+        if self.live is not None:
+            self.live.talk_up()
         self.talking_changed.emit(False)
 
     def set_mode(self, mode: str) -> None:
@@ -329,28 +282,6 @@ class AppController(QObject):
             self.talk_up()
         self.apply_settings(self.settings.with_group(audio=replace(self.settings.audio, mode=mode)))
         self.mode_changed.emit(mode)
-
-    @staticmethod
-    def _session_update(settings: Settings) -> dict:
-        vad = settings.vad
-        turn = None
-        if settings.audio.mode == HANDS_FREE:
-            turn = {
-                "type": "server_vad",
-                "threshold": vad.threshold,
-                "prefix_padding_ms": vad.prefix_padding_ms,
-                "silence_duration_ms": vad.silence_ms,
-            }
-        return {
-            "type": "transcription",
-            "audio": {
-                "input": {
-                    "format": {"type": "audio/pcm", "rate": 16000},
-                    "transcription": {"language": settings.transcription.language},
-                    "turn_detection": turn,
-                }
-            },
-        }
 
     # ---- settings ----------------------------------------------------------------------------
 
@@ -362,10 +293,8 @@ class AppController(QObject):
                 save_settings(settings)
             except DesktopRtError as exc:
                 self.bridge.error.emit(str(exc))
-        if self.local is not None and self._session_update(old) != self._session_update(settings):
-            self.local.update(self._session_update(settings))
-            if self.feed is not None and old.audio.mode != settings.audio.mode:
-                self.feed.set_hands_free(settings.audio.mode == HANDS_FREE)
+        if self.live is not None:
+            self.live.apply(LiveSettings.from_settings(settings))
         if self._listening and old.audio.input_device != settings.audio.input_device:
             self.stop_listening()
             self.start_listening()
@@ -433,9 +362,7 @@ class AppController(QObject):
                 writer.flush()
                 writer.close()
             self.stopped.set()
-            try:
+            with contextlib.suppress(RuntimeError):  # the controller was deleted: nobody waits
                 self.shut_down.emit()
-            except RuntimeError:  # the controller was deleted meanwhile: nobody is waiting
-                pass
 
         threading.Thread(target=finish, name="desktop-rt-shutdown", daemon=True).start()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QGuiApplication, QIcon, QKeyEvent
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QIcon, QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, Settings
+from desktop_rt.ui.bridge import ServerState
 from desktop_rt.ui.controller import AppController
 from desktop_rt.ui.shortcuts import TALK_KEY, help_text, make_action
 from desktop_rt.ui.widgets.caption_view import CaptionView
@@ -65,7 +66,9 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(QByteArray.fromHex(settings.window.geometry.encode()))
         else:
             self.resize(900, 640)
-        QApplication.instance().installEventFilter(self)
+        app = QApplication.instance()
+        if app is not None:
+            app.installEventFilter(self)
 
     # ---- layout ------------------------------------------------------------------------------
 
@@ -73,6 +76,23 @@ class MainWindow(QMainWindow):
         live = QWidget()
         layout = QVBoxLayout(live)
         layout.setContentsMargins(10, 8, 10, 6)
+        layout.addLayout(self._build_top(settings))
+        layout.addWidget(self.captions, 1)
+        layout.addLayout(self._build_bottom())
+        self.tabs = QTabWidget()
+        self.tabs.addTab(live, "Live")
+        self.tabs.addTab(self.history, "History")
+        central = QWidget()
+        outer = QVBoxLayout(central)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        outer.addWidget(self.tabs, 1)
+        outer.addWidget(self.status_panel)
+        self.setCentralWidget(central)
+        self._build_menus()
+
+    def _build_top(self, settings: Settings) -> QHBoxLayout:
+        """Listen button, mode switch, text size and overlay toggle."""
         top = QHBoxLayout()
         self.listen_button = QPushButton("● Start listening")
         self.listen_button.setObjectName("listenButton")
@@ -106,8 +126,10 @@ class MainWindow(QMainWindow):
         top.addWidget(QLabel("Text size"))
         top.addWidget(self.font_spin)
         top.addWidget(self.overlay_button)
-        layout.addLayout(top)
-        layout.addWidget(self.captions, 1)
+        return top
+
+    def _build_bottom(self) -> QHBoxLayout:
+        """The talk button and the level meter."""
         bottom = QHBoxLayout()
         self.talk_button = QPushButton("Hold to talk  (Space)")
         self.talk_button.setObjectName("talkButton")
@@ -125,18 +147,7 @@ class MainWindow(QMainWindow):
         bottom.addWidget(self.talk_button, 2)
         bottom.addSpacing(12)
         bottom.addLayout(meter_box, 3)
-        layout.addLayout(bottom)
-        self.tabs = QTabWidget()
-        self.tabs.addTab(live, "Live")
-        self.tabs.addTab(self.history, "History")
-        central = QWidget()
-        outer = QVBoxLayout(central)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.setSpacing(0)
-        outer.addWidget(self.tabs, 1)
-        outer.addWidget(self.status_panel)
-        self.setCentralWidget(central)
-        self._build_menus()
+        return bottom
 
     def _build_menus(self) -> None:
         c = self.controller
@@ -216,7 +227,7 @@ class MainWindow(QMainWindow):
 
     # ---- rendering ---------------------------------------------------------------------------
 
-    def _on_server_state(self, state) -> None:
+    def _on_server_state(self, state: ServerState) -> None:
         self.status_panel.set_server(state)
         self.listen_button.setEnabled(state.state == "ready")
 
@@ -348,12 +359,15 @@ class MainWindow(QMainWindow):
 
     def save_geometry(self) -> None:
         s = self.controller.settings
-        geometry = bytes(self.saveGeometry().toHex()).decode()
+        geometry = self.saveGeometry().toHex().toStdString()
         self.controller.apply_settings(s.with_group(window=replace(s.window, geometry=geometry)))
 
-    def closeEvent(self, event) -> None:  # noqa: N802 - Qt naming
-        QApplication.instance().removeEventFilter(self)
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt naming
+        app = QApplication.instance()
+        if app is not None:
+            app.removeEventFilter(self)
         self.save_geometry()
         self.overlay.close()
+        self.history.close_store()
         self.closing.emit()
         super().closeEvent(event)

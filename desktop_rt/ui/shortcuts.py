@@ -36,7 +36,7 @@ SHORTCUTS: dict[str, Shortcut] = {
 
 
 def make_action(
-    parent: QObject, name: str, label: str, slot: Callable, checkable: bool = False
+    parent: QObject, name: str, label: str, slot: Callable[[], object], checkable: bool = False
 ) -> QAction:
     """A :class:`QAction` with the table's shortcut for ``name``, connected to ``slot``."""
     shortcut = SHORTCUTS[name]

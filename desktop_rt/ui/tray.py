@@ -63,6 +63,6 @@ class AppTray(QSystemTrayIcon):
             self.window.activateWindow()
             self.window_action.setText("Hide window")
 
-    def _activated(self, reason) -> None:
+    def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason == QSystemTrayIcon.ActivationReason.Trigger:
             self.toggle_window()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import threading
 
 import pytest
 
@@ -11,7 +10,6 @@ from desktop_rt.history.export import to_srt, to_txt
 from desktop_rt.history.store import (
     StoreDiskFullError,
     StoreError,
-    StoreWriter,
     TranscriptStore,
     history_path,
     turn_words,
@@ -126,38 +124,3 @@ def test_disk_full_is_a_clear_error_and_nothing_written_is_lost(store):
     with TranscriptStore(store.path) as reader:
         texts = [t.text for t in reader.turns(reader.sessions()[0].id)]
     assert texts[0] == " kept"
-
-
-def test_writer_thread_reports_disk_full_once_then_retries_and_recovers(tmp_path):
-    path = tmp_path / "h.sqlite3"
-    errors: list[StoreError] = []
-    recovered = threading.Event()
-    writer = StoreWriter(
-        path, on_error=errors.append, on_recovered=recovered.set, retry_seconds=0.05
-    )
-    try:
-        writer.begin_session("s1")
-        writer.save_turn("s1", "i0", text=" before")
-        assert writer.flush()
-        size = path.stat().st_size
-        writer.limit_size(size)
-        for n in range(5):
-            writer.save_turn("s1", f"i{n + 1}", text="y" * 8000)
-        assert writer.flush()
-        assert len(errors) == 1 and isinstance(errors[0], StoreDiskFullError)
-        assert writer.pending_failed >= 1
-        writer.limit_size(1 << 30)  # space came back
-        assert recovered.wait(10)
-        assert writer.pending_failed == 0
-    finally:
-        writer.close()
-    with TranscriptStore(path) as reader:
-        turns = reader.turns(reader.sessions()[0].id)
-    assert [t.item_id for t in turns] == ["i0", "i1", "i2", "i3", "i4", "i5"]
-
-
-def test_writer_open_failure_is_raised(tmp_path):
-    blocker = tmp_path / "file"
-    blocker.write_text("not a folder")
-    with pytest.raises(StoreError, match="Could not open"):
-        StoreWriter(blocker / "h.sqlite3")

@@ -16,7 +16,8 @@ from desktop_rt.engine.protocol.events import (
     TranscriptionDelta,
     TranscriptionTentative,
 )
-from desktop_rt.history.store import StoreWriter, TranscriptStore
+from desktop_rt.history.store import TranscriptStore
+from desktop_rt.history.writer import StoreWriter
 from desktop_rt.live.capture import CaptureFeed, TurnMark
 from desktop_rt.live.transcript_recorder import (
     CaptionTurn,

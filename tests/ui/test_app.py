@@ -50,7 +50,9 @@ def test_ui_thread_is_never_blocked_during_transcription(make_app, qtbot):
     controller.talk_up()
     qtbot.waitUntil(lambda: any(t.final for t in window.captions.turns()), timeout=60_000)
     probe.stop()
-    gaps = [(b[0] - a[0], (b[0] - a[0]) - (b[1] - a[1])) for a, b in zip(ticks, ticks[1:])]
+    gaps = [
+        (b[0] - a[0], (b[0] - a[0]) - (b[1] - a[1])) for a, b in zip(ticks, ticks[1:], strict=False)
+    ]
     assert len(ticks) > 300  # about 10 s of audio plus the final pass, ticking every 20 ms
     worst_wall = max(g[0] for g in gaps)
     worst_blocked = max(g[1] for g in gaps)

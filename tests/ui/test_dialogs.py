@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from desktop_rt.config import HANDS_FREE, Settings, load_settings, save_settings
-from desktop_rt.engine.audio.sources import InputDevice
+from desktop_rt.engine.audio.microphone import InputDevice
 from desktop_rt.live.capture import LevelReading
 from desktop_rt.ui.dialogs.settings_dialog import SettingsDialog
 
@@ -30,7 +30,7 @@ def test_settings_dialog_round_trip(qtbot, tmp_path):
     dialog.origins.setText("http://localhost:3000; https://example.org")
     result = dialog.result_settings()
     assert result.audio.input_device == "USB Mic" and result.audio.mode == HANDS_FREE
-    assert (result.vad.threshold, result.vad.silence_ms, result.vad.prefix_padding_ms) == (
+    assert (result.vad.threshold, result.vad.silence_duration_ms, result.vad.prefix_padding_ms) == (
         0.7,
         900,
         200,

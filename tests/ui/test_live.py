@@ -74,7 +74,7 @@ def test_hands_free_splits_a_clip_with_pauses_into_turns(make_app, qtbot):
     qtbot.waitUntil(lambda: len(final_turns(window)) >= 2, timeout=60_000)
     turns = final_turns(window)
     assert len(turns) == 2, [t.committed for t in turns]
-    for turn, name in zip(turns, names):
+    for turn, name in zip(turns, names, strict=True):
         assert word_recall(reference_text(name), turn.committed) >= 0.7, (name, turn.committed)
     assert turns[0].start < turns[1].start
     assert turns[1].start == pytest.approx(

@@ -84,6 +84,15 @@ class FrameVad:
 
 @dataclass(frozen=True)
 class TurnDetectorSettings:
+    """Hands-free turn detection: the protocol's ``server_vad`` and the app's saved ``vad`` group.
+
+    The one settings type for voice activity: sessions, the speech gate and the desktop settings
+    all use it. ``threshold``: speech probability that starts a turn; ``prefix_padding_ms``: audio
+    kept before it; ``silence_duration_ms``: the pause that ends it. The defaults are OpenAI's
+    ``server_vad`` ones (0.5, 300 ms, 500 ms), so a client that omits a field gets what OpenAI
+    documents; the app, which once defaulted to a 600 ms pause, uses the same.
+    """
+
     threshold: float = 0.5
     prefix_padding_ms: int = 300
     silence_duration_ms: int = 500

@@ -24,10 +24,11 @@ from PySide6.QtWidgets import (
     QSlider,
     QSpinBox,
     QVBoxLayout,
+    QWidget,
 )
 
 from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, Settings
-from desktop_rt.engine.audio.sources import list_input_devices
+from desktop_rt.engine.audio.microphone import InputDevice, list_input_devices
 from desktop_rt.ui.widgets.level_meter import LevelMeter
 
 __all__ = ["SettingsDialog", "LANGUAGES"]
@@ -64,12 +65,29 @@ def language_combo(current: str | None) -> QComboBox:
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, settings: Settings, parent=None, devices=None):
+    """See the module docstring. ``devices``: the inputs to offer (None: ask PortAudio)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        parent: QWidget | None = None,
+        devices: list[InputDevice] | None = None,
+    ):
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self._settings = settings
         layout = QVBoxLayout(self)
+        layout.addWidget(self._audio_group(settings, devices))
+        layout.addWidget(self._captions_group(settings))
+        layout.addWidget(self._server_group(settings))
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
 
+    def _audio_group(self, settings: Settings, devices: list[InputDevice] | None) -> QGroupBox:
         audio = QGroupBox("Microphone and turns")
         form = QFormLayout(audio)
         self.device = QComboBox()
@@ -101,7 +119,7 @@ class SettingsDialog(QDialog):
         self.silence.setRange(100, 10_000)
         self.silence.setSingleStep(100)
         self.silence.setSuffix(" ms")
-        self.silence.setValue(settings.vad.silence_ms)
+        self.silence.setValue(settings.vad.silence_duration_ms)
         form.addRow("Pause that ends a turn", self.silence)
         self.padding = QSpinBox()
         self.padding.setRange(0, 2000)
@@ -111,8 +129,9 @@ class SettingsDialog(QDialog):
         form.addRow("Audio kept before speech", self.padding)
         self.threshold.valueChanged.connect(self._threshold_changed)
         self._threshold_changed(self.threshold.value())
-        layout.addWidget(audio)
+        return audio
 
+    def _captions_group(self, settings: Settings) -> QGroupBox:
         text = QGroupBox("Captions")
         form = QFormLayout(text)
         self.font_size = QSpinBox()
@@ -135,8 +154,9 @@ class SettingsDialog(QDialog):
         self.overlay_opacity.setSingleStep(0.05)
         self.overlay_opacity.setValue(settings.overlay.opacity)
         form.addRow("Overlay background opacity", self.overlay_opacity)
-        layout.addWidget(text)
+        return text
 
+    def _server_group(self, settings: Settings) -> QGroupBox:
         server = QGroupBox("Server for other programs (OpenAI Realtime compatible)")
         form = QFormLayout(server)
         self.port = QSpinBox()
@@ -162,14 +182,7 @@ class SettingsDialog(QDialog):
         form.addRow("Allowed web origins", self.origins)
         self.require_key.toggled.connect(self._key_toggled)
         self._key_toggled(self.require_key.isChecked())
-        layout.addWidget(server)
-
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
+        return server
 
     def _threshold_changed(self, value: int) -> None:
         self.threshold_label.setText(f"{value / 100:.2f}")
@@ -193,7 +206,7 @@ class SettingsDialog(QDialog):
             vad=replace(
                 s.vad,
                 threshold=self.threshold.value() / 100,
-                silence_ms=self.silence.value(),
+                silence_duration_ms=self.silence.value(),
                 prefix_padding_ms=self.padding.value(),
             ),
             captions=replace(s.captions, font_size=self.font_size.value()),

@@ -10,8 +10,16 @@ bottom; scrolling up stops that (and shows a "Jump to latest" button) until they
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFont, QPalette, QTextBlockFormat, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import QPushButton, QTextEdit
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QPalette,
+    QResizeEvent,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+)
+from PySide6.QtWidgets import QPushButton, QTextEdit, QWidget
 
 from desktop_rt.live.transcript_recorder import CaptionTurn
 
@@ -26,7 +34,9 @@ class CaptionView(QTextEdit):
 
     following_changed = Signal(bool)
 
-    def __init__(self, parent=None, font_size: int = 20, max_turns: int = MAX_TURNS):
+    def __init__(
+        self, parent: QWidget | None = None, font_size: int = 20, max_turns: int = MAX_TURNS
+    ):
         super().__init__(parent)
         self.max_turns = max(1, max_turns)
         self._dropped: dict[str, None] = {}  # ids of turns scrolled off the top (bounded, ordered)
@@ -192,7 +202,9 @@ class CaptionView(QTextEdit):
             if value > number:
                 self._blocks[key] = value - 1
         if self._current == item_id:
-            self._current = max(self._blocks, key=self._blocks.get) if self._blocks else None
+            self._current = (
+                max(self._blocks, key=self._blocks.__getitem__) if self._blocks else None
+            )
             if self._current is not None:
                 self._style_block(
                     self._current, current=True, final=self._turns[self._current].final
@@ -223,7 +235,7 @@ class CaptionView(QTextEdit):
             viewport.right() - self._jump.width() - 12, viewport.bottom() - self._jump.height() - 12
         )
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt naming
         super().resizeEvent(event)
         if self._jump.isVisible():
             self._place_jump()

@@ -1,15 +1,22 @@
 """History: browse, search, rename, delete saved sessions; copy turns; export with times.
 
-Reads through its own :class:`TranscriptStore` connection on the UI thread (short indexed
-queries on a local file); the live session keeps writing through the store writer thread.
+Every query, edit and export runs on the history's own I/O thread
+(:class:`~desktop_rt.ui.widgets.history_jobs.HistoryJobs`); the view renders the answers. While
+jobs run it shows a busy bar and what it is doing; a failed read shows in the title, a failed
+action in the status line and a warning box. Signals for callers and tests: :attr:`loaded`,
+:attr:`exported`, :attr:`copied`, :attr:`failed`. The live session writes through its own writer.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QShowEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -20,16 +27,23 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMenu,
     QMessageBox,
+    QProgressBar,
     QPushButton,
     QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop_rt.history.export import FORMATS, ExportError, write_transcript
-from desktop_rt.history.store import SessionRow, StoreError, TranscriptStore
+from desktop_rt.errors import DesktopRtError
+from desktop_rt.history.export import FORMATS, write_transcript
+from desktop_rt.history.store import SessionRow, TranscriptStore, TurnRow
+from desktop_rt.ui.widgets.history_jobs import HistoryJobs
 
 __all__ = ["HistoryView"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 _FORMAT_NAMES = {
     "txt": "Plain text",
@@ -47,13 +61,46 @@ def _clock(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
 
 
+def _session_label(row: SessionRow) -> str:
+    when = row.started_at[:16].replace("T", " ")
+    title = row.title or when
+    preview = " ".join(row.preview.split())
+    preview = preview if len(preview) <= 48 else preview[:47].rstrip() + "…"
+    turns = f"{row.turn_count} turn{'s' if row.turn_count != 1 else ''}"
+    return f"{title}\n{when} · {turns}\n{preview}" if row.title else f"{title} · {turns}\n{preview}"
+
+
+def _message(exc: Exception) -> str:
+    if isinstance(exc, DesktopRtError):
+        return str(exc)
+    log.error("history job failed", exc_info=exc)
+    return f"The history could not be read or written: {exc}"
+
+
 class HistoryView(QWidget):
     """See the module docstring. ``path`` None: the history is unavailable (shown as such)."""
 
-    def __init__(self, path: Path | None, parent=None):
+    loaded = Signal()  # the session list and the selected session's turns are on screen
+    exported = Signal(object)  # the Path written
+    copied = Signal(str)  # the text "Copy all" put on the clipboard
+    failed = Signal(str)  # a read or an action failed; the message is shown too
+
+    def __init__(self, path: Path | None, parent: QWidget | None = None):
         super().__init__(parent)
-        self._store: TranscriptStore | None = None
         self._path = path
+        self.jobs = HistoryJobs(path, self) if path is not None else None
+        self._rows: dict[int, SessionRow] = {}
+        self._turns_request = 0
+        self._build_widgets()
+        self._build_layout()
+        self._connect()
+        self._set_enabled(False)
+        self._set_status("")
+        self._set_busy(False)
+
+    # ---- layout ------------------------------------------------------------------------------
+
+    def _build_widgets(self) -> None:
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search all sessions…")
         self.search.setClearButtonEnabled(True)
@@ -69,6 +116,12 @@ class HistoryView(QWidget):
         self.turns.setSelectionMode(QListWidget.SelectionMode.ExtendedSelection)
         self.title = QLabel()
         self.title.setStyleSheet("font-size: 16px; font-weight: 600;")
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.busy = QProgressBar()
+        self.busy.setRange(0, 0)  # no known length: a moving bar
+        self.busy.setMaximumHeight(6)
+        self.busy.setTextVisible(False)
         self.rename_button = QPushButton("Rename…")
         self.delete_button = QPushButton("Delete…")
         self.copy_turn_button = QPushButton("Copy turn")
@@ -76,10 +129,11 @@ class HistoryView(QWidget):
         self.export_button = QPushButton("Export…")
         menu = QMenu(self.export_button)
         for fmt in FORMATS:
-            menu.addAction(
-                f"{_FORMAT_NAMES.get(fmt, fmt)} (.{fmt})", lambda f=fmt: self.export_dialog(f)
-            )
+            label = f"{_FORMAT_NAMES.get(fmt, fmt)} (.{fmt})"
+            menu.addAction(label, partial(self.export_dialog, fmt))
         self.export_button.setMenu(menu)
+
+    def _build_layout(self) -> None:
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
@@ -105,6 +159,10 @@ class HistoryView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
         layout.addWidget(self.splitter)
+        layout.addWidget(self.busy)
+        layout.addWidget(self.status)
+
+    def _connect(self) -> None:
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(200)
@@ -115,36 +173,69 @@ class HistoryView(QWidget):
         self.delete_button.clicked.connect(self.delete_dialog)
         self.copy_turn_button.clicked.connect(self.copy_turns)
         self.copy_all_button.clicked.connect(self.copy_all)
-        self._set_enabled(False)
+        if self.jobs is not None:
+            self.jobs.busy_changed.connect(self._set_busy)
+
+    # ---- jobs --------------------------------------------------------------------------------
+
+    def _run(
+        self,
+        job: Callable[[TranscriptStore], T],
+        on_done: Callable[[T], None],
+        on_error: Callable[[Exception], None],
+        doing: str = "",
+    ) -> None:
+        if self.jobs is None or self.jobs.closed:
+            return
+        if doing:
+            self._set_status(doing)
+        self.jobs.run(job, on_done, on_error)
+
+    def _set_busy(self, on: bool) -> None:
+        self.busy.setVisible(on)
+        if not on and self.status.property("transient"):
+            self._set_status("")
+
+    def _set_status(self, text: str, *, error: bool = False, transient: bool = True) -> None:
+        self.status.setStyleSheet("color: #c8463d;" if error else "color: palette(mid);")
+        self.status.setText(text)
+        self.status.setVisible(bool(text))
+        self.status.setProperty("transient", transient and not error)
+
+    def _read_failed(self, exc: Exception) -> None:
+        message = _message(exc)
+        self.title.setText(message)
+        self._set_status(message, error=True)
+        self.failed.emit(message)
+
+    def _action_failed(self, exc: Exception) -> None:
+        message = _message(exc)
+        self._set_status(message, error=True)
+        box = QMessageBox(
+            QMessageBox.Icon.Warning, "desktop-rt", message, QMessageBox.StandardButton.Ok, self
+        )
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()  # not exec(): the view keeps running
+        self.failed.emit(message)
 
     # ---- data --------------------------------------------------------------------------------
 
-    def store(self) -> TranscriptStore | None:
-        if self._store is None and self._path is not None:
-            try:
-                self._store = TranscriptStore(self._path)
-            except StoreError as exc:
-                self.title.setText(str(exc))
-        return self._store
-
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt naming
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt naming
         super().showEvent(event)
         self.refresh()
 
     def refresh(self) -> None:
-        store = self.store()
-        if store is None:
-            return
+        """Reload the session list (filtered by the search text), then the selected session."""
+        query = self.search.text()
+        self._run(lambda store: store.search(query), self._show_sessions, self._read_failed)
+
+    def _show_sessions(self, rows: list[SessionRow]) -> None:
         selected = self.selected_session_id()
-        try:
-            rows = store.search(self.search.text())
-        except StoreError as exc:
-            self.title.setText(str(exc))
-            return
+        self._rows = {row.id: row for row in rows}
         self.sessions.blockSignals(True)
         self.sessions.clear()
         for row in rows:
-            item = QListWidgetItem(self._session_label(row))
+            item = QListWidgetItem(_session_label(row))
             item.setData(Qt.ItemDataRole.UserRole, row.id)
             self.sessions.addItem(item)
             if row.id == selected:
@@ -153,19 +244,6 @@ class HistoryView(QWidget):
         if self.sessions.currentItem() is None and self.sessions.count():
             self.sessions.setCurrentRow(0)
         self._show_selected()
-
-    @staticmethod
-    def _session_label(row: SessionRow) -> str:
-        when = row.started_at[:16].replace("T", " ")
-        title = row.title or when
-        preview = " ".join(row.preview.split())
-        preview = preview if len(preview) <= 48 else preview[:47].rstrip() + "…"
-        turns = f"{row.turn_count} turn{'s' if row.turn_count != 1 else ''}"
-        return (
-            f"{title}\n{when} · {turns}\n{preview}"
-            if row.title
-            else f"{title} · {turns}\n{preview}"
-        )
 
     def selected_session_id(self) -> int | None:
         item = self.sessions.currentItem()
@@ -188,39 +266,72 @@ class HistoryView(QWidget):
             button.setEnabled(on)
 
     def _show_selected(self) -> None:
-        self.turns.clear()
+        self._turns_request += 1
+        request = self._turns_request
         session_id = self.selected_session_id()
-        store = self.store()
-        if session_id is None or store is None:
-            self.title.setText("No saved sessions yet." if store is not None else self.title.text())
+        if session_id is None:
+            self.turns.clear()
+            self.title.setText("No saved sessions yet.")
             self._set_enabled(False)
+            self.loaded.emit()
             return
-        row = store.session(session_id)
-        if row is None:
+
+        def load(store: TranscriptStore) -> tuple[SessionRow | None, list[TurnRow]]:
+            return store.session(session_id), store.turns(session_id)
+
+        def show(result: tuple[SessionRow | None, list[TurnRow]]) -> None:
+            if request == self._turns_request:  # else a newer selection is on its way
+                self._show_turns(*result)
+
+        self._run(load, show, self._read_failed)
+
+    def _show_turns(self, row: SessionRow | None, turns: list[TurnRow]) -> None:
+        if row is None:  # deleted meanwhile
             self.refresh()
             return
+        self.turns.clear()
         self.title.setText(row.display_title)
-        for turn in store.turns(session_id):
+        for turn in turns:
             if not turn.text.strip():
                 continue
             item = QListWidgetItem(f"[{_clock(turn.start)}]  {turn.text.strip()}")
             item.setData(Qt.ItemDataRole.UserRole, turn.text.strip())
             self.turns.addItem(item)
         self._set_enabled(True)
+        self.loaded.emit()
 
     # ---- actions -----------------------------------------------------------------------------
 
     def rename(self, session_id: int, title: str) -> None:
-        self.store().rename_session(session_id, title)
-        self.refresh()
+        self._run(
+            lambda store: store.rename_session(session_id, title),
+            lambda _none: self.refresh(),
+            self._action_failed,
+            "Renaming…",
+        )
 
     def delete(self, session_id: int) -> None:
-        self.store().delete_session(session_id)
-        self.refresh()
+        self._run(
+            lambda store: store.delete_session(session_id),
+            lambda _none: self.refresh(),
+            self._action_failed,
+            "Deleting…",
+        )
 
-    def export(self, session_id: int, path: str | Path, fmt: str | None = None) -> Path:
-        """Write the session to ``path`` (format from ``fmt`` or the extension)."""
-        return write_transcript(path, self.store().transcript(session_id), fmt)
+    def export(self, session_id: int, path: str | Path, fmt: str | None = None) -> None:
+        """Write the session to ``path`` (format from ``fmt`` or the extension); then
+        :attr:`exported` (the path) or :attr:`failed` (the message) is emitted."""
+        target = Path(path)
+        self._run(
+            lambda store: write_transcript(target, store.transcript(session_id), fmt),
+            self._exported,
+            self._action_failed,
+            f"Exporting to {target.name}…",
+        )
+
+    def _exported(self, path: Path) -> None:
+        self._set_status(f"Saved {path}", transient=False)
+        self.exported.emit(path)
 
     def copy_turns(self) -> None:
         items = self.turns.selectedItems() or (
@@ -233,18 +344,24 @@ class HistoryView(QWidget):
     def copy_all(self) -> None:
         session_id = self.selected_session_id()
         if session_id is not None:
-            QGuiApplication.clipboard().setText(self.store().transcript(session_id).text)
+            self._run(
+                lambda store: store.transcript(session_id).text, self._copied, self._action_failed
+            )
+
+    def _copied(self, text: str) -> None:
+        QGuiApplication.clipboard().setText(text)
+        self.copied.emit(text)
 
     def rename_dialog(self) -> None:
         session_id = self.selected_session_id()
         if session_id is None:
             return
-        current = self.store().session(session_id)
+        current = self._rows.get(session_id)
         title, ok = QInputDialog.getText(
             self, "Rename session", "Title:", text=current.title if current else ""
         )
         if ok:
-            self._guard(lambda: self.rename(session_id, title))
+            self.rename(session_id, title)
 
     def delete_dialog(self) -> None:
         session_id = self.selected_session_id()
@@ -256,7 +373,7 @@ class HistoryView(QWidget):
             f"Delete “{self.title.text()}” and all its text? This cannot be undone.",
         )
         if answer == QMessageBox.StandardButton.Yes:
-            self._guard(lambda: self.delete(session_id))
+            self.delete(session_id)
 
     def export_dialog(self, fmt: str) -> None:
         session_id = self.selected_session_id()
@@ -270,15 +387,9 @@ class HistoryView(QWidget):
             self, "Export transcript", f"{name}.{fmt}", f"{_FORMAT_NAMES.get(fmt, fmt)} (*.{fmt})"
         )
         if path:
-            self._guard(lambda: self.export(session_id, path, fmt))
-
-    def _guard(self, action) -> None:
-        try:
-            action()
-        except (StoreError, ExportError) as exc:
-            QMessageBox.warning(self, "desktop-rt", str(exc))
+            self.export(session_id, path, fmt)
 
     def close_store(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        """Let the history thread finish what it was given, then stop it."""
+        if self.jobs is not None:
+            self.jobs.close()

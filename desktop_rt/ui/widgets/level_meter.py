@@ -9,7 +9,7 @@ that crosses the line starts a turn in hands-free mode.
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, QSize, Qt, QTimer
-from PySide6.QtGui import QColor, QPainter, QPalette, QPen
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from desktop_rt.live.capture import LevelReading
@@ -20,7 +20,7 @@ _FLOOR_DB = -60.0
 
 
 class LevelMeter(QWidget):
-    def __init__(self, parent=None, threshold: float = 0.5, fps: int = 30):
+    def __init__(self, parent: QWidget | None = None, threshold: float = 0.5, fps: int = 30):
         super().__init__(parent)
         self._level = 0.0  # 0..1 of the dB scale
         self._speech = 0.0
@@ -75,7 +75,7 @@ class LevelMeter(QWidget):
             self._dirty = False
             self.update()
 
-    def paintEvent(self, event) -> None:  # noqa: N802 - Qt naming
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt naming
         self.repaints += 1
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)

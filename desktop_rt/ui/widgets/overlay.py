@@ -8,7 +8,15 @@ geometry, hex-encoded).
 from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QPoint, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QGuiApplication, QPainter, QTextDocument
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QGuiApplication,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QTextDocument,
+)
 from PySide6.QtWidgets import QWidget
 
 from desktop_rt.config import OverlaySettings
@@ -24,7 +32,7 @@ def _escape(text: str) -> str:
 class CaptionOverlay(QWidget):
     moved = Signal(str)
 
-    def __init__(self, settings: OverlaySettings = OverlaySettings(), parent=None):
+    def __init__(self, settings: OverlaySettings | None = None, parent: QWidget | None = None):
         super().__init__(
             parent,
             Qt.WindowType.Tool
@@ -40,6 +48,7 @@ class CaptionOverlay(QWidget):
         self._tentative = ""
         self._item: str | None = None
         self._drag: QPoint | None = None
+        settings = settings if settings is not None else OverlaySettings()
         self._settings = settings
         self.resize(900, 120)
         self.apply(settings)
@@ -77,7 +86,7 @@ class CaptionOverlay(QWidget):
         self._tentative = turn.tentative
         self.update()
 
-    def paintEvent(self, event) -> None:  # noqa: N802 - Qt naming
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt naming
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(Qt.PenStyle.NoPen)
@@ -118,15 +127,15 @@ class CaptionOverlay(QWidget):
         bottom = lines[-1][1]
         return next((t for t, _ in lines if bottom - t <= height), lines[-1][0])
 
-    def mousePressEvent(self, event) -> None:  # noqa: N802
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         if event.button() == Qt.MouseButton.LeftButton:
             self._drag = event.globalPosition().toPoint() - self.frameGeometry().topLeft()
 
-    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         if self._drag is not None:
             self.move(event.globalPosition().toPoint() - self._drag)
 
-    def mouseReleaseEvent(self, event) -> None:  # noqa: N802
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         if self._drag is not None:
             self._drag = None
-            self.moved.emit(bytes(self.saveGeometry().toHex()).decode())
+            self.moved.emit(self.saveGeometry().toHex().toStdString())

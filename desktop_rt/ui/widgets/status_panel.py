@@ -21,13 +21,19 @@ def _dot(kind: str) -> str:
 class StatusPanel(QWidget):
     """Renders status values; the copy buttons put the URL or key on the clipboard."""
 
-    def __init__(self, parent=None):
+    def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)
-        grid = QGridLayout(self)
-        grid.setContentsMargins(10, 6, 10, 6)
-        grid.setHorizontalSpacing(10)
-        grid.setVerticalSpacing(3)
+        self._url = ""
+        self._key = ""
+        self._build_widgets()
+        self._build_layout()
+        self.set_server(ServerState("stopped", ""))
+        self.set_mic(None)
+        self.set_clients(0)
+        self.clear_message()
+
+    def _build_widgets(self) -> None:
         self.model_label = QLabel()
         self.mic_label = QLabel()
         self.server_label = QLabel()
@@ -48,6 +54,12 @@ class StatusPanel(QWidget):
         self.dismiss.setToolTip("Dismiss this message")
         self.dismiss.setAutoRaise(True)
         self.dismiss.clicked.connect(self.clear_message)
+
+    def _build_layout(self) -> None:
+        grid = QGridLayout(self)
+        grid.setContentsMargins(10, 6, 10, 6)
+        grid.setHorizontalSpacing(10)
+        grid.setVerticalSpacing(3)
 
         def title(text: str) -> QLabel:
             label = QLabel(text)
@@ -76,12 +88,6 @@ class StatusPanel(QWidget):
         grid.addLayout(message_row, 3, 0, 1, 4)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
-        self._url = ""
-        self._key = ""
-        self.set_server(ServerState("stopped", ""))
-        self.set_mic(None)
-        self.set_clients(0)
-        self.clear_message()
 
     # ---- values ----------------------------------------------------------------------------------
 
