@@ -4,29 +4,40 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from desktop_rt.engine.models.catalogue import (
-    BACKENDS,
+    EMBEDDED_ENTRY,
     ModelEntry,
     ModelsConfig,
     ModelsFileError,
     ModelSource,
+    OptionValue,
     load_models_file,
     models_file_path,
     parse_option_value,
     save_models_file,
 )
 from desktop_rt.engine.models.embedded import DEFAULT_MODEL_ID
-from desktop_rt.errors import ModelError
+from desktop_rt.engine.models.kinds import (
+    BACKENDS,
+    KINDS,
+    entry_report,
+    kind_for_download,
+    kind_named,
+    kind_of,
+)
 
-__all__ = ["add_parser", "entry_state"]
+__all__ = ["add_parser"]
+
+_DOWNLOADABLE = tuple(kind.name for kind in KINDS if kind.in_process)
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "models", help="list, add, remove or download the models the server can serve"
     )
@@ -36,11 +47,30 @@ def add_parser(sub) -> None:
         help="the models file (default: models.toml in the config dir)",
     )
     verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
-
     ls = verbs.add_parser("list", help="the models and their state")
     ls.add_argument("--json", action="store_true", help="print JSON")
     ls.set_defaults(func=run_list)
+    _add_add(verbs)
+    rm = verbs.add_parser("remove", help="remove a model from the file")
+    rm.add_argument("id")
+    rm.add_argument(
+        "--delete-files",
+        action="store_true",
+        help="also delete its folder if desktop-rt downloaded it into the models dir",
+    )
+    rm.set_defaults(func=run_remove)
+    _add_download(verbs)
+    lim = verbs.add_parser("limits", help="show or set the global limits")
+    lim.add_argument(
+        "--global-concurrency-limit",
+        type=int,
+        help="sessions at once over all models (0: no limit)",
+    )
+    lim.add_argument("--max-loaded-models", type=int, help="models loaded at once (1 or more)")
+    lim.set_defaults(func=run_limits)
 
+
+def _add_add(verbs: Any) -> None:
     add = verbs.add_parser("add", help="add (or with --replace, change) a model")
     add.add_argument("id", help="the id clients name (?model=ID or in session.update)")
     add.add_argument("--backend", choices=BACKENDS, required=True)
@@ -62,15 +92,8 @@ def add_parser(sub) -> None:
     add.add_argument("--replace", action="store_true", help="replace an entry with the same id")
     add.set_defaults(func=run_add)
 
-    rm = verbs.add_parser("remove", help="remove a model from the file")
-    rm.add_argument("id")
-    rm.add_argument(
-        "--delete-files",
-        action="store_true",
-        help="also delete its folder if desktop-rt downloaded it into the models dir",
-    )
-    rm.set_defaults(func=run_remove)
 
+def _add_download(verbs: Any) -> None:
     dl = verbs.add_parser(
         "download", help="download a model from the Hugging Face hub, verify it and add it"
     )
@@ -94,20 +117,9 @@ def add_parser(sub) -> None:
         metavar="NAME=HEX",
         help="expected sha256 of a file",
     )
-    dl.add_argument(
-        "--backend", choices=("whisper", "llama"), help="default: llama if a .gguf is fetched"
-    )
+    dl.add_argument("--backend", choices=_DOWNLOADABLE, help="default: llama if a .gguf is fetched")
     _common(dl)
     dl.set_defaults(func=run_download)
-
-    lim = verbs.add_parser("limits", help="show or set the global limits")
-    lim.add_argument(
-        "--global-concurrency-limit",
-        type=int,
-        help="sessions at once over all models (0: no limit)",
-    )
-    lim.add_argument("--max-loaded-models", type=int, help="models loaded at once (1 or more)")
-    lim.set_defaults(func=run_limits)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -129,56 +141,30 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _load(args) -> ModelsConfig:
+def _load(args: argparse.Namespace) -> ModelsConfig:
     return load_models_file(args.models_file)
 
 
-def _path(args) -> Path:
+def _path(args: argparse.Namespace) -> Path:
     return Path(args.models_file) if args.models_file else models_file_path()
 
 
-def entry_state(entry: ModelEntry) -> str:
-    """Whether the entry can be loaded, in words."""
-    from desktop_rt.engine.asr.ct2_folder import check_ctranslate2_dir
-    from desktop_rt.engine.models.embedded import EMBEDDED_WHISPER_BASE
-    from desktop_rt.paths import models_dir
-
-    if entry.embedded:
-        binary = models_dir() / entry.id / "model.bin"
-        ok = binary.is_file() and binary.stat().st_size == EMBEDDED_WHISPER_BASE.size
-        return "installed" if ok else "assembled from its packages on first use"
-    if entry.backend == "command":
-        argv = shlex.split(entry.cmd or "")
-        program = argv[0] if argv else ""
-        return (
-            "ready"
-            if shutil.which(program) or Path(program).is_file()
-            else f"missing: {program} not found"
-        )
-    if entry.backend == "whisper":
-        try:
-            check_ctranslate2_dir(Path(entry.model_path or ""))
-        except ModelError as exc:
-            return f"missing: {exc}"
-        return "ready"
-    missing = [p for p in (entry.model_path, entry.mmproj) if p and not Path(p).is_file()]
-    return f"missing: {', '.join(missing)}" if missing else "ready"
+def _row(entry: ModelEntry) -> dict[str, Any]:
+    report = entry_report(entry)
+    return {
+        "id": entry.id,
+        "backend": entry.backend,
+        "ttl": entry.ttl,
+        "concurrency_limit": entry.concurrency_limit,
+        "state": report.state,
+        "location": report.location,
+        "options": dict(entry.options),
+    }
 
 
-def run_list(args) -> int:
+def run_list(args: argparse.Namespace) -> int:
     config = _load(args)
-    rows = [
-        {
-            "id": e.id,
-            "backend": e.backend,
-            "ttl": e.ttl,
-            "concurrency_limit": e.concurrency_limit,
-            "state": entry_state(e),
-            "location": e.location,
-            "options": dict(e.options),
-        }
-        for e in config.entries
-    ]
+    rows = [_row(e) for e in config.entries]
     if args.json:
         print(
             json.dumps(
@@ -206,11 +192,11 @@ def run_list(args) -> int:
     return 0
 
 
-def _options(backend: str, pairs: list[str]) -> tuple:
+def _options(backend: str, pairs: list[str]) -> tuple[tuple[str, OptionValue], ...]:
     return tuple(parse_option_value(backend, text) for text in pairs)
 
 
-def _env(pairs: list[str]) -> tuple:
+def _env(pairs: list[str]) -> tuple[tuple[str, str], ...]:
     out = []
     for text in pairs:
         name, sep, value = text.partition("=")
@@ -220,7 +206,7 @@ def _env(pairs: list[str]) -> tuple:
     return tuple(out)
 
 
-def run_add(args) -> int:
+def run_add(args: argparse.Namespace) -> int:
     config = _load(args)
     if config.get(args.id) is not None and not args.replace:
         raise ModelsFileError(
@@ -228,7 +214,9 @@ def run_add(args) -> int:
         )
     paths = [Path(p).expanduser().resolve() if p else None for p in (args.model_path, args.mmproj)]
     embedded = args.id == DEFAULT_MODEL_ID
-    if embedded and (args.model_path or args.mmproj or args.cmd or args.backend != "whisper"):
+    if embedded and (
+        args.model_path or args.mmproj or args.cmd or args.backend != EMBEDDED_ENTRY.backend
+    ):
         raise ModelsFileError(
             f"'{DEFAULT_MODEL_ID}' is the embedded model: only --ttl, --concurrency-limit and "
             f"--option can be set for it. Give another model another id."
@@ -246,17 +234,17 @@ def run_add(args) -> int:
         concurrency_limit=args.concurrency_limit,
     )
     config = config.with_entry(entry)
-    state = entry_state(entry)
-    if state.startswith("missing") and args.backend != "command":
-        raise ModelsFileError(f"Not added: {state}")
+    report = entry_report(entry)
+    if not report.ready and kind_of(entry).in_process:  # a server's program may come later
+        raise ModelsFileError(f"Not added: {report.state}")
     path = save_models_file(config, _path(args))
     print(f"added {args.id} ({args.backend}) to {path}")
-    if state.startswith("missing"):
-        print(f"note: {state}", file=sys.stderr)
+    if not report.ready:
+        print(f"note: {report.state}", file=sys.stderr)
     return 0
 
 
-def run_remove(args) -> int:
+def run_remove(args: argparse.Namespace) -> int:
     from desktop_rt.paths import models_dir
 
     config = _load(args)
@@ -279,34 +267,27 @@ def run_remove(args) -> int:
 
 
 def _entry_for_download(
-    args, model_id: str, folder: Path, names: list[str], hashes: dict[str, str]
+    args: argparse.Namespace,
+    model_id: str,
+    folder: Path,
+    names: list[str],
+    hashes: dict[str, str],
 ) -> ModelEntry:
-    ggufs = [n for n in names if n.lower().endswith(".gguf")]
-    backend = args.backend or ("llama" if ggufs else "whisper")
-    model_path, mmproj = str(folder), None
-    if backend == "llama":
-        texts = [n for n in ggufs if "mmproj" not in n.lower()]
-        projectors = [n for n in ggufs if "mmproj" in n.lower()]
-        if len(texts) != 1:
-            raise ModelsFileError(
-                f"Downloaded {', '.join(ggufs) or 'no .gguf'}: name exactly one GGUF text model "
-                f"(and its mmproj) with --file, then add it with `desktop-rt models add`."
-            )
-        model_path = str(folder / texts[0])
-        mmproj = str(folder / projectors[0]) if projectors else None
+    kind = (kind_named(args.backend) if args.backend else None) or kind_for_download(folder, names)
+    model_path, mmproj = kind.download_paths(folder, names)
     return ModelEntry(
         id=model_id,
-        backend=backend,
+        backend=kind.name,
         model_path=model_path,
         mmproj=mmproj,
-        options=_options(backend, args.option),
+        options=_options(kind.name, args.option),
         ttl=args.ttl,
         concurrency_limit=args.concurrency_limit,
         source=ModelSource(args.repo, args.revision, tuple(sorted(hashes.items()))),
     )
 
 
-def run_download(args) -> int:
+def run_download(args: argparse.Namespace) -> int:
     from desktop_rt.engine.models.downloads import download_model
 
     config = _load(args)
@@ -324,18 +305,21 @@ def run_download(args) -> int:
     return 0
 
 
-def run_limits(args) -> int:
-    from dataclasses import replace
-
+def run_limits(args: argparse.Namespace) -> int:
     config = _load(args)
-    changes = {}
-    if args.global_concurrency_limit is not None:
-        changes["global_concurrency_limit"] = args.global_concurrency_limit
-    if args.max_loaded_models is not None:
-        changes["max_loaded_models"] = args.max_loaded_models
-    if changes:
-        config = replace(config, **changes)
+    if args.global_concurrency_limit is not None or args.max_loaded_models is not None:
+        config = replace(
+            config,
+            global_concurrency_limit=_given(
+                args.global_concurrency_limit, config.global_concurrency_limit
+            ),
+            max_loaded_models=_given(args.max_loaded_models, config.max_loaded_models),
+        )
         save_models_file(config, _path(args))
     print(f"global_concurrency_limit = {config.global_concurrency_limit}")
     print(f"max_loaded_models = {config.max_loaded_models}")
     return 0
+
+
+def _given(value: int | None, default: int) -> int:
+    return default if value is None else value

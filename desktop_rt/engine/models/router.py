@@ -1,38 +1,33 @@
 """Which model a session gets, and when models load and unload (after llama-swap).
 
-A :class:`ModelRouter` holds one slot per configured model (:mod:`models_file`). Sessions take a
-:class:`Lease` with :meth:`ModelRouter.acquire`, which loads the model on demand and waits while
-it loads. Rules:
-
-- An open session pins its model: a pinned model is never swapped out or unloaded by ``ttl``.
-- At most ``max_loaded_models`` are loaded (or loading) at once. Loading another first unloads
-  the least recently used idle one; when every loaded model is pinned it waits for a close.
-- ``ttl`` counts from the close of a model's last session; 0 keeps it loaded.
-- :meth:`ModelRouter.unload` (by hand) does not wait: it revokes the model's leases (their
-  sessions end with an error event) and stops it.
-- Concurrency limits count connections from the handshake on (:meth:`ModelRouter.admit`), per
-  model (``concurrency_limit``) and over all (``global_concurrency_limit``); 0 is no limit.
-
-Everything here runs on the server's event loop except :meth:`ModelRouter.snapshot` and
-:meth:`ModelRouter.wait_for`, which other threads (tests, the window) may call. What a loaded
-model *is* lives in a runtime: :class:`~desktop_rt.engine.models.runtimes.InProcessRuntime` (a
-backend and its inference worker) or :class:`~desktop_rt.engine.models.proxy.CommandRuntime`
-(an external server).
+Call order: :meth:`ModelRouter.admit` at the handshake (concurrency limits), then
+:meth:`ModelRouter.acquire` for a :class:`Lease` (loads on demand), :meth:`Lease.release` at close.
+Invariants: an open lease pins its model (never swapped out or unloaded by ``ttl``); at most
+``max_loaded_models`` are loaded or loading; ``ttl`` counts from the last close (0: never);
+:meth:`ModelRouter.unload` revokes the leases at once. Everything runs on the server's loop except
+:meth:`ModelRouter.snapshot` and :meth:`ModelRouter.wait_for`. A loaded model is a runtime that
+its kind builds (:mod:`~desktop_rt.engine.models.kinds`). More in docs/design/models.md.
 """
 
 from __future__ import annotations
 
 import asyncio
-import enum
 import logging
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from desktop_rt.engine.models.catalogue import ModelEntry, ModelsConfig
-from desktop_rt.errors import DesktopRtError
+from desktop_rt.engine.models.router_types import (
+    LimitReachedError,
+    ModelLoadError,
+    ModelRuntime,
+    ModelState,
+    ModelStatus,
+    RouterError,
+    UnknownModelError,
+)
 
 __all__ = [
     "RouterError",
@@ -48,63 +43,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-
-class RouterError(DesktopRtError):
-    """A session cannot get its model. ``code`` goes into the ``error`` event."""
-
-    code = "model_error"
-
-
-class UnknownModelError(RouterError):
-    code = "model_not_found"
-
-
-class ModelLoadError(RouterError):
-    code = "model_load_failed"
-
-
-class LimitReachedError(RouterError):
-    """A concurrency limit is full. ``scope`` is ``model`` or ``global``."""
-
-    def __init__(self, message: str, scope: str, limit: int, model: str | None = None):
-        super().__init__(message)
-        self.scope, self.limit, self.model = scope, limit, model
-        self.code = f"{scope}_concurrency_limit"
-
-
-class ModelRuntime(Protocol):
-    """A loaded model. ``start`` loads it (raising :class:`ModelLoadError`), ``stop`` frees it."""
-
-    async def start(self) -> None: ...
-
-    async def stop(self) -> None: ...
-
-
-class ModelState(enum.Enum):
-    STOPPED = "stopped"
-    LOADING = "loading"
-    READY = "ready"
-    STOPPING = "stopping"
-
-
-@dataclass(frozen=True)
-class ModelStatus:
-    """One model as other threads see it (``GET /health``, tests)."""
-
-    id: str
-    backend: str
-    state: str
-    sessions: int
-    admitted: int
-    waiting: int
-    loads: int
-    unload_at: float | None
-    """``time.time()`` when ttl will unload it; None while pinned or without ttl."""
-    last_unload: str | None
-
-    def to_json(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 class Lease:
@@ -160,7 +98,7 @@ class _Slot:
         self.state = ModelState.READY if runtime is not None else ModelState.STOPPED
         self.runtime = runtime
         self.leases: set[Lease] = set()
-        self.loading: asyncio.Future | None = None
+        self.loading: asyncio.Future[None] | None = None
         self.ttl_timer: asyncio.TimerHandle | None = None
         self.unload_at: float | None = None
         self.last_used = time.monotonic()
@@ -188,7 +126,7 @@ class ModelRouter:
         self._changed: asyncio.Event | None = None
         self._cond = threading.Condition()
         self._status: dict[str, ModelStatus] = {}
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
         self._publish()
 
@@ -259,7 +197,11 @@ class ModelRouter:
         while True:
             if self._closed:
                 raise ModelLoadError("the server is stopping")
-            if slot.state is ModelState.READY and getattr(slot.runtime, "alive", True) is False:
+            if (
+                slot.state is ModelState.READY
+                and slot.runtime is not None
+                and not slot.runtime.alive
+            ):
                 await self._stop(slot, "found stopped (its process had exited)")
                 continue
             if slot.state is ModelState.READY:
@@ -269,7 +211,7 @@ class ModelRouter:
                 self._cancel_ttl(slot)
                 self._publish()
                 return lease
-            if slot.state is ModelState.LOADING:
+            if slot.state is ModelState.LOADING and slot.loading is not None:
                 await asyncio.shield(slot.loading)
                 continue
             if slot.state is ModelState.STOPPED:
@@ -305,7 +247,7 @@ class ModelRouter:
             raise UnknownModelError(f"unknown model {model_id}")
         stopped = []
         for slot in [self._slots[model_id]] if model_id else list(self._slots.values()):
-            if slot.state is ModelState.LOADING:
+            if slot.state is ModelState.LOADING and slot.loading is not None:
                 try:
                     await asyncio.shield(slot.loading)
                 except RouterError:
@@ -353,11 +295,12 @@ class ModelRouter:
 
     def _begin_load(self, slot: _Slot) -> None:
         slot.state = ModelState.LOADING
-        slot.loading = asyncio.get_running_loop().create_future()
+        loading: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        slot.loading = loading
         self._publish()
-        self._spawn(self._load(slot, slot.loading))
+        self._spawn(self._load(slot, loading))
 
-    async def _load(self, slot: _Slot, done: asyncio.Future) -> None:
+    async def _load(self, slot: _Slot, done: asyncio.Future[None]) -> None:
         entry = slot.entry
         log.info("loading model %s", entry.id)
         try:
@@ -403,7 +346,7 @@ class ModelRouter:
         if slot.state is ModelState.READY and not slot.leases:
             self._spawn(self._stop(slot, f"unloaded after its ttl of {slot.entry.ttl:g} s"))
 
-    def _spawn(self, coro) -> None:
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

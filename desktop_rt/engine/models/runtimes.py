@@ -1,9 +1,9 @@
 """A model loaded in this process: its backend and the inference worker serving its sessions.
 
-:class:`InProcessRuntime` is the router's runtime for ``whisper`` and ``llama`` entries (and for
-the backend a :class:`~desktop_rt.engine.server.server.RealtimeServer` is given). :func:`entry_loader`
-turns a models-file entry into the function that loads its backend, with the entry's options;
-loading happens on a helper thread so the server loop keeps answering while a model loads.
+:class:`InProcessRuntime` is the runtime that in-process kinds (``whisper``, ``llama``) build for
+the router, and the one a :class:`~desktop_rt.engine.server.server.RealtimeServer` wraps around
+the backend it is given. Call order: ``start()`` (or ``start_now()`` off the loop), sessions use
+``worker``, ``stop()``. Loading happens on a helper thread so the server loop keeps answering.
 """
 
 from __future__ import annotations
@@ -15,13 +15,17 @@ from collections.abc import Callable
 from desktop_rt.engine.asr.backend import AsrBackend
 from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
 from desktop_rt.engine.asr.worker import InferenceWorker, WorkerConfig
-from desktop_rt.engine.models.catalogue import ModelEntry
+from desktop_rt.engine.models.entry import ModelEntry
+from desktop_rt.engine.models.kinds import entry_loader
 
 __all__ = ["InProcessRuntime", "entry_loader", "entry_streaming"]
 
+_STREAMING = StreamingConfig()
+_WORKER = WorkerConfig()
+
 
 class InProcessRuntime:
-    """Call order: ``start()`` (or ``start_now()`` off the loop), sessions use ``worker``, ``stop()``.
+    """A backend loaded by ``load`` and the worker that runs its sessions.
 
     ``owns_backend``: ``stop`` closes the backend (False for a backend the caller keeps owning;
     ``load`` then returns that same object each time).
@@ -33,8 +37,8 @@ class InProcessRuntime:
         load: Callable[[], AsrBackend],
         *,
         owns_backend: bool = True,
-        streaming: StreamingConfig = StreamingConfig(),
-        worker: WorkerConfig = WorkerConfig(),
+        streaming: StreamingConfig = _STREAMING,
+        worker: WorkerConfig = _WORKER,
     ):
         self.model_id = model_id
         self._load = load
@@ -43,6 +47,11 @@ class InProcessRuntime:
         self._worker_config = worker
         self.backend: AsrBackend | None = None
         self.worker: InferenceWorker | None = None
+
+    @property
+    def alive(self) -> bool:
+        """Always true: a model in this process does not go away by itself."""
+        return True
 
     def start_now(self) -> None:
         """Load the backend and start the worker on this thread (blocks for the load)."""
@@ -69,14 +78,6 @@ class InProcessRuntime:
 
     async def stop(self) -> None:
         await asyncio.to_thread(self.stop_now)
-
-
-def entry_loader(entry: ModelEntry) -> Callable[[], AsrBackend]:
-    """The function that loads ``entry``'s backend (``whisper`` or ``llama``), named by its id."""
-    from desktop_rt.engine.models.kinds import kind_for_entry, load_entry
-
-    kind_for_entry(entry)  # a command entry fails here, not when a session asks for it
-    return lambda: load_entry(entry)
 
 
 def entry_streaming(entry: ModelEntry, base: StreamingConfig) -> StreamingConfig:

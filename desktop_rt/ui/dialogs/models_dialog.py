@@ -1,22 +1,20 @@
 """Models: the router's models file (``models.toml``) with size and state; add a local model,
 download one (progress bar, cancel), remove one; pick the captions model and language.
 
-The list is :func:`load_models_file` (the embedded default always first). Adding and removing
-write the models file at once (:func:`save_models_file`). Downloads run on a worker
-:class:`QThread` through a *download function* (default: :func:`download_model` from the hub);
-tests inject another with the same signature. The captions model and language go to the
-settings the caller saves (:meth:`ModelsDialog.result_settings`); captions run on Whisper models
-(the embedded one or a local CTranslate2 folder); GGUF and command models serve API clients.
+The list is :func:`load_models_file` (the embedded default always first), one
+:class:`~desktop_rt.engine.models.kind_protocol.EntryReport` per entry (the same report as
+``desktop-rt models list``). Adding and removing write the models file at once. Downloads run
+on a :class:`~desktop_rt.ui.dialogs.model_download.DownloadWorker`. The captions model and
+language go to the settings the caller saves (:meth:`ModelsDialog.result_settings`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -27,126 +25,62 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLabel,
     QMessageBox,
-    QProgressBar,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
+    QWidget,
 )
 
 from desktop_rt.config import Settings
-from desktop_rt.engine.asr.ct2_folder import check_ctranslate2_dir
 from desktop_rt.engine.models.catalogue import (
-    ModelEntry as FileEntry,
-)
-from desktop_rt.engine.models.catalogue import (
+    ModelEntry,
     ModelsConfig,
     ModelsFileError,
     ModelSource,
     load_models_file,
+    new_model_id,
     save_models_file,
 )
-from desktop_rt.engine.models.embedded import DEFAULT_MODEL_ID, EMBEDDED_WHISPER_BASE
-from desktop_rt.errors import DesktopRtError, ModelError
-from desktop_rt.paths import models_dir
+from desktop_rt.engine.models.embedded import DEFAULT_MODEL_ID
+from desktop_rt.engine.models.kinds import (
+    EntryReport,
+    entry_report,
+    kind_for_download,
+    local_entry,
+)
+from desktop_rt.errors import ModelError
+from desktop_rt.ui.dialogs.model_download import (
+    DownloadBar,
+    DownloadCancelled,
+    DownloadFn,
+    hub_download,
+)
 from desktop_rt.ui.dialogs.settings_dialog import language_combo
 
 __all__ = [
-    "ModelEntry",
-    "model_entries",
+    "model_reports",
     "ModelsDialog",
     "DownloadCancelled",
     "DownloadFn",
     "hub_download",
 ]
 
-Progress = Callable[[str, int, "int | None"], None]
-DownloadFn = Callable[[str, str, Progress, Callable[[], bool]], Path]
-"""``(repo, model_id, progress(file, done, total), cancelled()) -> installed folder``."""
+
+def model_reports(config: ModelsConfig) -> list[EntryReport]:
+    return [entry_report(e) for e in config.entries]
 
 
-class DownloadCancelled(Exception):
-    """Raised inside a download function when ``cancelled()`` turned true."""
+def _kind_text(report: EntryReport) -> str:
+    return f"{report.entry.backend} (embedded)" if report.entry.embedded else report.entry.backend
 
 
-def hub_download(
-    repo: str, model_id: str, progress: Progress, cancelled: Callable[[], bool]
-) -> Path:
-    """The default download function: :func:`download_model` with a progress bar that can cancel."""
-    from desktop_rt.engine.models.downloads import download_model, progress_tqdm
-
-    def report(name: str, done: int, total: int | None) -> None:
-        if cancelled():
-            raise DownloadCancelled()
-        progress(name, done, total)
-
-    folder, _hashes = download_model(repo, model_id, tqdm_class=progress_tqdm(report))
-    return folder
-
-
-@dataclass(frozen=True)
-class ModelEntry:
-    spec: str  # what settings store for captions: the embedded id or a Whisper folder path
-    id: str
-    kind: str
-    size: int
-    state: str
-    usable: bool  # for captions
-    location: str = ""
-
-
-def _path_size(path: Path) -> int:
-    try:
-        if path.is_file():
-            return path.stat().st_size
-        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-    except OSError:
-        return 0
-
-
-def _entry_row(entry: FileEntry) -> ModelEntry:
-    if entry.embedded:
-        binary = models_dir() / DEFAULT_MODEL_ID / "model.bin"
-        installed = binary.is_file() and binary.stat().st_size == EMBEDDED_WHISPER_BASE.size
-        return ModelEntry(
-            DEFAULT_MODEL_ID,
-            entry.id,
-            "whisper (embedded)",
-            EMBEDDED_WHISPER_BASE.size,
-            "installed" if installed else "assembled from its packages on first use",
-            True,
-            entry.location,
-        )
-    if entry.backend == "command":
-        return ModelEntry(
-            entry.cmd or "",
-            entry.id,
-            "command",
-            0,
-            "external server (API clients only)",
-            False,
-            entry.location,
-        )
-    paths = [Path(p) for p in (entry.model_path, entry.mmproj) if p]
-    missing = [p for p in paths if not p.exists()]
-    size = sum(_path_size(p) for p in paths)
-    if missing:
-        state, usable = f"missing: {missing[0]}", False
-    elif entry.backend == "whisper":
-        try:
-            check_ctranslate2_dir(Path(entry.model_path))
-            state, usable = "ready", True
-        except ModelError as exc:
-            state, usable = str(exc), False
-    else:
-        state, usable = "ready (API clients only)", False
-    return ModelEntry(
-        entry.model_path or "", entry.id, entry.backend, size, state, usable, entry.location
+def _state_text(report: EntryReport) -> str:
+    return (
+        f"{report.state} (API clients only)"
+        if report.ready and not report.captions
+        else report.state
     )
-
-
-def model_entries(config: ModelsConfig) -> list[ModelEntry]:
-    return [_entry_row(e) for e in config.entries]
 
 
 def _size(n: int) -> str:
@@ -154,53 +88,7 @@ def _size(n: int) -> str:
 
 
 def _new_id(path: Path, taken: tuple[str, ...]) -> str:
-    base = (
-        re.sub(r"[^A-Za-z0-9._:-]+", "-", path.stem if path.is_file() else path.name).strip("-.")
-        or "model"
-    )
-    base = base[:100]
-    candidate, n = base, 2
-    while candidate in taken:
-        candidate, n = f"{base}-{n}", n + 1
-    return candidate
-
-
-class DownloadWorker(QObject):
-    """Runs a download function on its own thread; every result leaves by a signal."""
-
-    progress = Signal(str, int, int)  # file, bytes done, total (-1: unknown)
-    finished = Signal(str)  # installed folder
-    failed = Signal(str)
-    cancelled = Signal()
-
-    def __init__(self, fn: DownloadFn, repo: str, model_id: str):
-        super().__init__()
-        self._fn, self._repo, self._model_id = fn, repo, model_id
-        self._cancel = False
-
-    def cancel(self) -> None:  # called from the UI thread; read by the download thread
-        self._cancel = True
-
-    @Slot()
-    def run(self) -> None:
-        try:
-            folder = self._fn(
-                self._repo,
-                self._model_id,
-                lambda name, done, total: self.progress.emit(
-                    name, int(done), -1 if total is None else int(total)
-                ),
-                lambda: self._cancel,
-            )
-        except DownloadCancelled:
-            self.cancelled.emit()
-        except (DesktopRtError, OSError, ValueError, RuntimeError) as exc:
-            self.failed.emit(str(exc) or type(exc).__name__)
-        else:
-            if self._cancel:
-                self.cancelled.emit()
-            else:
-                self.finished.emit(str(folder))
+    return new_model_id(path.stem if path.is_file() else path.name, taken)
 
 
 class ModelsDialog(QDialog):
@@ -211,7 +99,7 @@ class ModelsDialog(QDialog):
     def __init__(
         self,
         settings: Settings,
-        parent=None,
+        parent: QWidget | None = None,
         *,
         models_path: Path | None = None,
         download_fn: DownloadFn = hub_download,
@@ -223,12 +111,29 @@ class ModelsDialog(QDialog):
         self._models_path = models_path
         self._download_fn = download_fn
         self._chosen = settings.transcription.model_id
-        self._thread: QThread | None = None
-        self._worker: DownloadWorker | None = None
         self._download_id = ""
+        self._download_repo = ""
+        self._entries: list[EntryReport] = []
         self.confirm: Callable[[str], bool] = self._ask
         """Asks before removing (returns True to go on); replaceable."""
         layout = QVBoxLayout(self)
+        layout.addWidget(self._build_table(), 1)
+        layout.addLayout(self._build_buttons())
+        layout.addLayout(self._build_progress())
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        layout.addWidget(self.message)
+        layout.addLayout(self._build_form(settings))
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self._config = ModelsConfig()
+        self.reload()
+
+    def _build_table(self) -> QTableWidget:
         self.table = QTableWidget(0, 5)
         self.table.setHorizontalHeaderLabels(["Model", "Kind", "Size", "State", "Location"])
         self.table.horizontalHeader().setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
@@ -236,7 +141,10 @@ class ModelsDialog(QDialog):
         self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
-        layout.addWidget(self.table, 1)
+        self.table.itemSelectionChanged.connect(self._selection_changed)
+        return self.table
+
+    def _build_buttons(self) -> QHBoxLayout:
         row = QHBoxLayout()
         self.use_button = QPushButton("Use for captions")
         self.add_button = QPushButton("Add local file/folder…")
@@ -245,40 +153,29 @@ class ModelsDialog(QDialog):
         for button in (self.use_button, self.add_button, self.download_button, self.remove_button):
             row.addWidget(button)
         row.addStretch(1)
-        layout.addLayout(row)
-        progress_row = QHBoxLayout()
-        self.progress = QProgressBar()
-        self.progress.setTextVisible(True)
-        self.cancel_button = QPushButton("Cancel download")
-        progress_row.addWidget(self.progress, 1)
-        progress_row.addWidget(self.cancel_button)
-        layout.addLayout(progress_row)
-        self.progress.hide()
-        self.cancel_button.hide()
-        self.message = QLabel("")
-        self.message.setWordWrap(True)
-        layout.addWidget(self.message)
+        self.use_button.clicked.connect(self._use_selected)
+        self.add_button.clicked.connect(self._add_dialog)
+        self.download_button.clicked.connect(self._download_dialog)
+        self.remove_button.clicked.connect(self._remove_selected)
+        return row
+
+    def _build_progress(self) -> QHBoxLayout:
+        self.downloads = DownloadBar(self)
+        self.progress, self.cancel_button = self.downloads.progress, self.downloads.cancel_button
+        self.downloads.finished.connect(self._on_finished)
+        self.downloads.failed.connect(self._on_failed)
+        self.downloads.cancelled.connect(self._on_cancelled)
+        self.downloads.idle.connect(self._download_idle)
+        return self.downloads.row
+
+    def _build_form(self, settings: Settings) -> QFormLayout:
         form = QFormLayout()
         self.language = language_combo(settings.transcription.language)
         form.addRow("Caption language", self.language)
         note = QLabel("Changing the captions model restarts the embedded server (a few seconds).")
         note.setStyleSheet("color: palette(mid);")
         form.addRow(note)
-        layout.addLayout(form)
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
-        self.use_button.clicked.connect(self._use_selected)
-        self.add_button.clicked.connect(self._add_dialog)
-        self.download_button.clicked.connect(self._download_dialog)
-        self.remove_button.clicked.connect(self._remove_selected)
-        self.cancel_button.clicked.connect(self.cancel_download)
-        self.table.itemSelectionChanged.connect(self._selection_changed)
-        self._config = ModelsConfig()
-        self.reload()
+        return form
 
     # ---- reading -----------------------------------------------------------------------------
 
@@ -291,12 +188,12 @@ class ModelsDialog(QDialog):
         return self._config
 
     @property
-    def entries(self) -> list[ModelEntry]:
+    def entries(self) -> list[EntryReport]:
         return list(self._entries)
 
     @property
     def downloading(self) -> bool:
-        return self._thread is not None
+        return self.downloads.busy
 
     def reload(self) -> None:
         try:
@@ -307,33 +204,37 @@ class ModelsDialog(QDialog):
         self._fill()
 
     def _fill(self) -> None:
-        self._entries = model_entries(self._config)
+        self._entries = model_reports(self._config)
         self.table.setRowCount(len(self._entries))
-        for r, entry in enumerate(self._entries):
-            mark = "✓ " if entry.spec == self._chosen else ""
-            cells = [mark + entry.id, entry.kind, _size(entry.size), entry.state, entry.location]
+        for r, report in enumerate(self._entries):
+            mark = "✓ " if report.spec == self._chosen else ""
+            cells = [
+                mark + report.id,
+                _kind_text(report),
+                _size(report.size),
+                _state_text(report),
+                report.location,
+            ]
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
-                if entry.state.startswith("missing") or (
-                    entry.kind == "whisper" and not entry.usable
-                ):
+                if not report.ready:
                     item.setForeground(Qt.GlobalColor.darkRed)
                 self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
         self._selection_changed()
 
-    def _selected(self) -> ModelEntry | None:
+    def _selected(self) -> EntryReport | None:
         rows = self.table.selectionModel().selectedRows()
         return self._entries[rows[0].row()] if rows else None
 
     def _selection_changed(self) -> None:
-        entry = self._selected()
+        report = self._selected()
         self.use_button.setEnabled(
-            entry is not None and entry.usable and entry.spec != self._chosen
+            report is not None and report.captions and report.spec != self._chosen
         )
         self.remove_button.setEnabled(
-            entry is not None and entry.id != DEFAULT_MODEL_ID and not self.downloading
+            report is not None and report.id != DEFAULT_MODEL_ID and not self.downloading
         )
 
     def _save(self, config: ModelsConfig) -> None:
@@ -347,28 +248,9 @@ class ModelsDialog(QDialog):
     ) -> str:
         """Add a Whisper folder or a GGUF file (with its mmproj) to the models file; its id."""
         path = Path(path).expanduser().resolve()
-        if path.is_dir():
-            check_ctranslate2_dir(path)
-            backend, mm = "whisper", None
-        elif path.is_file() and path.suffix.lower() == ".gguf":
-            if mmproj is None:
-                raise ModelsFileError(
-                    f"{path.name} is a GGUF model: it needs its audio projector (mmproj) file too."
-                )
-            mm = Path(mmproj).expanduser().resolve()
-            if not mm.is_file():
-                raise ModelsFileError(f"The mmproj file {mm} does not exist.")
-            backend = "llama"
-        else:
-            raise ModelsFileError(
-                f"{path} is neither a CTranslate2 Whisper folder nor a .gguf file."
-            )
+        projector = Path(mmproj).expanduser().resolve() if mmproj is not None else None
         model_id = model_id or _new_id(path, self._config.ids)
-        self._save(
-            self._config.with_entry(
-                FileEntry(model_id, backend, str(path), str(mm) if mm else None)
-            )
-        )
+        self._save(self._config.with_entry(local_entry(model_id, path, projector)))
         self.message.setText(f"Added {model_id}.")
         return model_id
 
@@ -376,9 +258,9 @@ class ModelsDialog(QDialog):
         """Remove ``model_id`` from the models file, after asking; True if removed."""
         if not self.confirm(f"Remove “{model_id}” from the models list? Its files stay on disk."):
             return False
-        entry = next((e for e in self._entries if e.id == model_id), None)
+        report = next((r for r in self._entries if r.id == model_id), None)
         self._save(self._config.without(model_id))
-        if entry is not None and self._chosen == entry.spec:
+        if report is not None and self._chosen == report.spec:
             self._chosen = DEFAULT_MODEL_ID
             self._fill()
         return True
@@ -392,14 +274,14 @@ class ModelsDialog(QDialog):
         return answer == QMessageBox.StandardButton.Yes
 
     def _use_selected(self) -> None:
-        entry = self._selected()
-        if entry is not None and entry.usable:
-            self.use(entry.spec)
+        report = self._selected()
+        if report is not None and report.captions:
+            self.use(report.spec)
 
     def _remove_selected(self) -> None:
-        entry = self._selected()
-        if entry is not None and entry.id != DEFAULT_MODEL_ID:
-            self.remove(entry.id)
+        report = self._selected()
+        if report is not None and report.id != DEFAULT_MODEL_ID:
+            self.remove(report.id)
 
     def _add_dialog(self) -> None:
         choice = QMessageBox.question(
@@ -439,48 +321,26 @@ class ModelsDialog(QDialog):
             return
         self._download_id = model_id or _new_id(Path(repo.split("/")[-1]), self._config.ids)
         self._download_repo = repo
-        worker = DownloadWorker(self._download_fn, repo, self._download_id)
-        thread = QThread(self)
-        worker.moveToThread(thread)
-        thread.started.connect(worker.run)
-        worker.progress.connect(self._on_progress)
-        worker.finished.connect(self._on_finished)
-        worker.failed.connect(self._on_failed)
-        worker.cancelled.connect(self._on_cancelled)
-        for signal in (worker.finished, worker.failed, worker.cancelled):
-            signal.connect(thread.quit)
-        thread.finished.connect(self._thread_done)
-        self._thread, self._worker = thread, worker
-        self.progress.setRange(0, 0)
-        self.progress.setFormat(f"Downloading {repo}…")
-        self.progress.show()
-        self.cancel_button.show()
-        self.cancel_button.setEnabled(True)
         self.download_button.setEnabled(False)
         self.message.setText("")
-        thread.start()
+        self.downloads.start(self._download_fn, repo, self._download_id)
 
     def cancel_download(self) -> None:
-        if self._worker is not None:
-            self._worker.cancel()
-            self.cancel_button.setEnabled(False)
-            self.progress.setFormat("Cancelling…")
-
-    @Slot(str, int, int)
-    def _on_progress(self, name: str, done: int, total: int) -> None:
-        if total > 0:
-            self.progress.setRange(0, 1000)
-            self.progress.setValue(int(1000 * min(done, total) / total))
-            self.progress.setFormat(f"{name}: {done / 1e6:.1f} of {total / 1e6:.1f} MB (%p%)")
-        else:
-            self.progress.setRange(0, 0)
-            self.progress.setFormat(f"{name}: {done / 1e6:.1f} MB")
+        self.downloads.cancel()
 
     @Slot(str)
     def _on_finished(self, folder: str) -> None:
         try:
-            entry = FileEntry(
-                self._download_id, "whisper", folder, source=ModelSource(self._download_repo)
+            path = Path(folder)
+            names = sorted(p.name for p in path.iterdir() if p.is_file())
+            kind = kind_for_download(path, names)
+            model_path, mmproj = kind.download_paths(path, names)
+            entry = ModelEntry(
+                self._download_id,
+                kind.name,
+                model_path,
+                mmproj,
+                source=ModelSource(self._download_repo),
             )
             self._save(self._config.with_entry(entry))
         except (ModelsFileError, OSError) as exc:
@@ -500,15 +360,7 @@ class ModelsDialog(QDialog):
         self.download_cancelled.emit()
 
     @Slot()
-    def _thread_done(self) -> None:
-        if self._thread is not None:
-            self._thread.wait()
-            self._thread.deleteLater()
-        if self._worker is not None:
-            self._worker.deleteLater()
-        self._thread = self._worker = None
-        self.progress.hide()
-        self.cancel_button.hide()
+    def _download_idle(self) -> None:
         self.download_button.setEnabled(True)
         self._selection_changed()
 
@@ -522,11 +374,7 @@ class ModelsDialog(QDialog):
             self.start_download(repo.strip())
 
     def done(self, result: int) -> None:  # noqa: D401 - QDialog API: closing cancels a download
-        if self._worker is not None:
-            self._worker.cancel()
-        if self._thread is not None:
-            self._thread.quit()
-            self._thread.wait(30_000)
+        self.downloads.stop()
         super().done(result)
 
     # ---- result ------------------------------------------------------------------------------
