@@ -2,7 +2,7 @@
 """Speed of the GGUF (llama.cpp mtmd) backend at the real Qwen3-ASR-0.6B dimensions.
 
 No Qwen3-ASR GGUF is on the package index, so the model is random weights at the 0.6B shapes
-(Q8_0 text, F16 mmproj), written once by tests/engine/backends/tiny_qwen3asr.py into
+(Q8_0 text, F16 mmproj), written once by tests/support/tiny_qwen3asr.py into
 ``--model-dir``. Two things make its text side cost what the real model's does:
 
 * its tokenizer has 32k BPE merges learned from the English of Python's standard-library
@@ -50,7 +50,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "tests" / "engine" / "backends"))
 
 from _common import build_stream, machine_info, peak_rss_mb, wer  # noqa: E402
 
@@ -97,7 +96,7 @@ def english_merges(vocab_size: int = 32_000) -> list[str]:
 def ensure_model(folder: Path) -> tuple[Path, Path]:
     from dataclasses import replace
 
-    from tiny_qwen3asr import QWEN3_ASR_0_6B, write_pair
+    from tests.support.tiny_qwen3asr import QWEN3_ASR_0_6B, write_pair
 
     prefix = "qwen3asr-0.6b-random-bpe"
     text, mmproj = folder / f"{prefix}-text.gguf", folder / f"{prefix}-mmproj.gguf"
@@ -342,7 +341,8 @@ def main() -> int:
 
     from _align import alignment_words
 
-    from desktop_rt.engine.asr.llama.backend import PIECE_SECONDS, LlamaAsrBackend, LlamaOptions
+    from desktop_rt.engine.asr.llama.audio_blocks import PIECE_SECONDS
+    from desktop_rt.engine.asr.llama.backend import LlamaAsrBackend, LlamaOptions
     from desktop_rt.engine.models.embedded import ensure_default_model
 
     block = args.block_seconds or LlamaOptions().encoder_block_seconds

@@ -27,6 +27,9 @@ __all__ = [
     "write_pair",
     "write_text_model",
     "write_mmproj",
+    "RATE",
+    "noise",
+    "loud_start",
 ]
 
 # Qwen3-ASR's special tokens; <|im_end|> is BOS and EOS, as convert_hf_to_gguf writes it.
@@ -106,7 +109,7 @@ def _bytes_to_unicode() -> list[str]:
             bs.append(b)
             cs.append(256 + n)
             n += 1
-    table = dict(zip(bs, cs))
+    table = dict(zip(bs, cs, strict=True))
     return [chr(table[b]) for b in range(256)]
 
 
@@ -178,8 +181,22 @@ def write_text_model(
     writes a model's generation_config (``general.sampling.penalty_repeat``)."""
     path = Path(path)
     tokens, types = vocabulary(dims.n_vocab, all_merges(dims))
+    w = gguf.GGUFWriter(str(path), "qwen3vl")
+    _text_metadata(w, dims, tokens, types, chat_template, repeat_penalty)
+    _text_weights(w, dims, tokens)
+    _finish(w)
+    return path
+
+
+def _text_metadata(
+    w: gguf.GGUFWriter,
+    dims: Dims,
+    tokens: list[str],
+    types: list[int],
+    chat_template: str | None,
+    repeat_penalty: float | None,
+) -> None:
     arch = "qwen3vl"
-    w = gguf.GGUFWriter(str(path), arch)
     w.add_name("random-qwen3asr-text")
     w.add_uint32(f"{arch}.context_length", 65536)
     w.add_uint32(f"{arch}.embedding_length", dims.n_embd)
@@ -208,6 +225,8 @@ def write_text_model(
     if repeat_penalty is not None:
         w.add_float32("general.sampling.penalty_repeat", repeat_penalty)
 
+
+def _text_weights(w: gguf.GGUFWriter, dims: Dims, tokens: list[str]) -> None:
     t = _Weights(w, dims.seed, dims.text_type, dims.text_scale)
     e, hd, ff = dims.n_embd, dims.head_dim, dims.n_ff
     # Tied output: logits are the final state times these rows, so the tokens with the larger
@@ -232,8 +251,6 @@ def write_text_model(
         t.add(b + "ffn_gate.weight", (ff, e))
         t.add(b + "ffn_up.weight", (ff, e))
         t.add(b + "ffn_down.weight", (e, ff))
-    _finish(w)
-    return path
 
 
 def write_mmproj(path: Path, dims: Dims = TINY, *, projection_dim: int | None = None) -> Path:
@@ -307,7 +324,25 @@ def _finish(w: gguf.GGUFWriter) -> None:
     w.close()
 
 
-if __name__ == "__main__":  # python tests/engine/backends/tiny_qwen3asr.py OUT_DIR [0.6b]
+# -- audio to feed it (its text is noise whatever it hears) ------------------------------------
+RATE = 16_000
+
+
+def noise(seconds: float, seed: int = 0, level: float = 0.1) -> np.ndarray:
+    """Gaussian noise at ``level``, the same for the same seed."""
+    return (np.random.default_rng(seed).standard_normal(int(seconds * RATE)) * level).astype(
+        np.float32
+    )
+
+
+def loud_start(seconds: float, seed: int = 0) -> np.ndarray:
+    """Noise whose loudest part is its first second; a window that grows keeps its first samples."""
+    audio = noise(seconds, seed, 0.05)
+    audio[:RATE] *= 8
+    return audio
+
+
+if __name__ == "__main__":  # python tests/support/tiny_qwen3asr.py OUT_DIR [0.6b]
     import sys
 
     out = Path(sys.argv[1] if len(sys.argv) > 1 else ".")

@@ -1,15 +1,10 @@
 """Check a GGUF speech-model pair before any of it reaches llama.cpp.
 
-llama.cpp aborts the whole process on some malformed inputs instead of returning an error,
-and its messages are for developers. So before loading, we read the files' headers in Python
-and turn every wrong combination into a :class:`~desktop_rt.errors.ModelError` that says what
-to do: a file that is not GGUF, an mmproj given as the text model, a text-only GGUF given as the
-mmproj (or no mmproj at all), a vision-only projector, a projector whose output width is not the
-text model's embedding width.
-
-The header reader here reads only the key/value section (arrays of strings are skipped, not
-decoded): the ``gguf`` package's ``GGUFReader`` decodes every tensor and array and takes seconds
-on a real 152k-token vocabulary. The tests check the two agree.
+Call :func:`check_pair` (the text model, and its projector or None to find it beside) before
+loading: every wrong combination becomes a :class:`~desktop_rt.errors.ModelError` that says what
+to do (not GGUF, damaged, the two swapped, no projector, a vision-only projector, widths that do
+not match). :func:`read_metadata` reads only a file's key/value header; long arrays are
+summarised, never decoded. Why the checks run in Python first: docs/design/gguf.md.
 """
 
 from __future__ import annotations
@@ -102,9 +97,34 @@ def find_mmproj(text: Path | str) -> Path | None:
 
 
 def check_pair(text: Path | str, mmproj: Path | str | None) -> GgufPair:
-    """Validate a text GGUF and its audio projector; raise a :class:`ModelError` that says why not."""
+    """Validate a text GGUF and its audio projector (``None``: the one beside ``text``);
+    raise a :class:`ModelError` that says why not."""
     text = Path(text)
     meta = _metadata_of(text, "model")
+    arch, n_embd = _check_text_model(text, meta)
+    mmproj = Path(mmproj) if mmproj is not None else _mmproj_beside(text)
+    pmeta = _metadata_of(mmproj, "mmproj")
+    _check_projector(mmproj, pmeta)
+    _check_widths(text, mmproj, n_embd, meta.get(f"{arch}.n_deepstack_layers"), pmeta)
+    template = meta.get("tokenizer.chat_template")
+    penalty = meta.get("general.sampling.penalty_repeat")
+    last_n = meta.get("general.sampling.penalty_last_n")
+    return GgufPair(
+        text=text,
+        mmproj=mmproj,
+        architecture=arch,
+        n_embd=n_embd,
+        projector=str(
+            pmeta.get("clip.audio.projector_type") or pmeta.get("clip.projector_type") or ""
+        ),
+        chat_template=template if isinstance(template, str) else None,
+        repeat_penalty=float(penalty) if isinstance(penalty, (int, float)) else None,
+        repeat_last_n=int(last_n) if isinstance(last_n, int) else None,
+    )
+
+
+def _check_text_model(text: Path, meta: dict[str, Any]) -> tuple[str, int]:
+    """The text model's architecture and embedding width."""
     arch = str(meta.get("general.architecture", ""))
     if arch == "clip":
         raise ModelFormatError(
@@ -116,16 +136,20 @@ def check_pair(text: Path | str, mmproj: Path | str | None) -> GgufPair:
         raise ModelFormatError(
             f"{text.name} has no {arch}.embedding_length; it is not a llama.cpp text model."
         )
-    if mmproj is None:
-        found = find_mmproj(text)
-        if found is None:
-            raise ModelMissingError(
-                f"{text.name} needs its audio projector to transcribe speech. Give the matching "
-                f"mmproj file with --mmproj (for Qwen3-ASR: the mmproj-*.gguf published with it)."
-            )
-        mmproj = found
-    mmproj = Path(mmproj)
-    pmeta = _metadata_of(mmproj, "mmproj")
+    return arch, n_embd
+
+
+def _mmproj_beside(text: Path) -> Path:
+    found = find_mmproj(text)
+    if found is None:
+        raise ModelMissingError(
+            f"{text.name} needs its audio projector to transcribe speech. Give the matching "
+            f"mmproj file with --mmproj (for Qwen3-ASR: the mmproj-*.gguf published with it)."
+        )
+    return found
+
+
+def _check_projector(mmproj: Path, pmeta: dict[str, Any]) -> None:
     if pmeta.get("general.architecture") != "clip":
         raise ModelFormatError(
             f"{mmproj.name} is a text model ({pmeta.get('general.architecture')}), not an audio "
@@ -136,33 +160,21 @@ def check_pair(text: Path | str, mmproj: Path | str | None) -> GgufPair:
             f"{mmproj.name} is a vision projector with no audio encoder; it cannot transcribe "
             f"speech. Give the speech model's audio mmproj."
         )
-    projector = str(
-        pmeta.get("clip.audio.projector_type") or pmeta.get("clip.projector_type") or ""
-    )
+
+
+def _check_widths(
+    text: Path, mmproj: Path, n_embd: int, deepstack: object, pmeta: dict[str, Any]
+) -> None:
+    """The projector's output width must be the text model's input width."""
     proj_dim = pmeta.get("clip.audio.projection_dim")
-    deepstack = meta.get(f"{arch}.n_deepstack_layers")
-    n_embd_inp = n_embd * (
-        1 + (deepstack if isinstance(deepstack, int) else 0)
-    )  # llama_model_n_embd_inp
+    # as llama_model_n_embd_inp counts it: deepstack layers take their own copies
+    n_embd_inp = n_embd * (1 + (deepstack if isinstance(deepstack, int) else 0))
     if isinstance(proj_dim, int) and proj_dim not in (n_embd, n_embd_inp):
         raise ModelMismatchError(
             f"{mmproj.name} projects audio to width {proj_dim}, but {text.name} has embedding "
             f"width {n_embd}: they are not a pair. Use the mmproj published with this text model "
             f"(the same size: 0.6B with 0.6B, 1.7B with 1.7B)."
         )
-    template = meta.get("tokenizer.chat_template")
-    penalty = meta.get("general.sampling.penalty_repeat")
-    last_n = meta.get("general.sampling.penalty_last_n")
-    return GgufPair(
-        text=text,
-        mmproj=mmproj,
-        architecture=arch,
-        n_embd=n_embd,
-        projector=projector,
-        chat_template=template if isinstance(template, str) else None,
-        repeat_penalty=float(penalty) if isinstance(penalty, (int, float)) else None,
-        repeat_last_n=int(last_n) if isinstance(last_n, int) else None,
-    )
 
 
 def _metadata_of(path: Path, role: str) -> dict[str, Any]:

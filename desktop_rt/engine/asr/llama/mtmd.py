@@ -12,10 +12,12 @@ audio chunk takes ``n_pos`` (Qwen3-ASR: one per audio token, M-RoPE 1-D).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import logging
 import threading
 from pathlib import Path
+from typing import cast
 
 import llama_cpp as L
 import llama_cpp.mtmd_cpp as M
@@ -31,8 +33,7 @@ _EXPECTED = (b"experimental stage",)  # warnings every audio model load prints: 
 _last_level = [logging.DEBUG]
 
 
-@L.llama_log_callback
-def _log_to_python(level: int, text: bytes, _user: ctypes.c_void_p) -> None:
+def _log_to_python(level: int, text: bytes, _user: int | None) -> None:
     py_level = _last_level[0] if level == 5 else _GGML_LEVELS.get(level, logging.DEBUG)
     if py_level >= logging.WARNING and any(e in text for e in _EXPECTED):
         py_level = logging.DEBUG
@@ -41,6 +42,8 @@ def _log_to_python(level: int, text: bytes, _user: ctypes.c_void_p) -> None:
         log.log(py_level, "%s", text.decode("utf-8", "replace").rstrip())
 
 
+# Kept for the life of the process: llama.cpp holds on to the C function pointer.
+_LOG_CALLBACK = L.llama_log_callback(_log_to_python)
 _init_lock = threading.Lock()
 _initialised = False
 
@@ -50,8 +53,8 @@ def _init_once() -> None:
     with _init_lock:
         if not _initialised:
             L.llama_backend_init()
-            L.llama_log_set(_log_to_python, ctypes.c_void_p(0))
-            M.mtmd_helper_log_set(_log_to_python, ctypes.c_void_p(0))  # also sets mtmd's
+            L.llama_log_set(_LOG_CALLBACK, ctypes.c_void_p(0))
+            M.mtmd_helper_log_set(_LOG_CALLBACK, ctypes.c_void_p(0))  # also sets mtmd's
             _initialised = True
 
 
@@ -62,17 +65,19 @@ class NativeError(RuntimeError):
 class AudioPrompt:
     """The chunks of one prompt with its audio, as ``mtmd_tokenize`` produced them."""
 
-    def __init__(self, handle: int):
-        self._handle = handle
+    def __init__(self, handle: M.mtmd_input_chunks_p):
+        self._handle: M.mtmd_input_chunks_p | None = handle
 
     def __len__(self) -> int:
-        return M.mtmd_input_chunks_size(self._handle) if self._handle else 0
+        return int(M.mtmd_input_chunks_size(self._handle)) if self._handle else 0
 
-    def chunk(self, i: int) -> int:
-        return M.mtmd_input_chunks_get(self._handle, i)
+    def chunk(self, i: int) -> M.mtmd_input_chunk_p:
+        """The native chunk ``i`` (valid while this prompt is open)."""
+        return cast(M.mtmd_input_chunk_p, M.mtmd_input_chunks_get(self._handle, i))
 
     def kind(self, i: int) -> int:
-        return M.mtmd_input_chunk_get_type(self.chunk(i))
+        """:data:`TEXT` or :data:`AUDIO`."""
+        return int(M.mtmd_input_chunk_get_type(self.chunk(i)))
 
     def text_tokens(self, i: int) -> list[int]:
         n = ctypes.c_size_t()
@@ -80,17 +85,17 @@ class AudioPrompt:
         return [ptr[j] for j in range(n.value)]
 
     def n_tokens(self, i: int) -> int:
-        return M.mtmd_input_chunk_get_n_tokens(self.chunk(i))
+        return int(M.mtmd_input_chunk_get_n_tokens(self.chunk(i)))
 
     def n_pos(self, i: int) -> int:
-        return M.mtmd_input_chunk_get_n_pos(self.chunk(i))
+        return int(M.mtmd_input_chunk_get_n_pos(self.chunk(i)))
 
     @property
     def total_pos(self) -> int:
-        return M.mtmd_helper_get_n_pos(self._handle)
+        return int(M.mtmd_helper_get_n_pos(self._handle))
 
     @property
-    def handle(self) -> int:
+    def handle(self) -> M.mtmd_input_chunks_p | None:
         return self._handle
 
     def close(self) -> None:
@@ -101,7 +106,7 @@ class AudioPrompt:
     def __enter__(self) -> AudioPrompt:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -112,8 +117,10 @@ class NativeSpeechModel:
         _init_once()
         self.n_batch = n_batch
         self.n_ctx = n_ctx
-        self._model = self._ctx = self._mctx = None
-        self._batch = None
+        self._model: L.llama_model_p | None = None
+        self._ctx: L.llama_context_p | None = None
+        self._mctx: M.mtmd_context_p | None = None
+        self._batch: L.llama_batch | None = None
         try:
             mparams = L.llama_model_default_params()
             mparams.n_gpu_layers = 0
@@ -142,10 +149,10 @@ class NativeSpeechModel:
         except BaseException:
             self.close()
             raise
-        self._vocab = L.llama_model_get_vocab(self._model)
-        self.n_vocab = L.llama_vocab_n_tokens(self._vocab)
-        self.n_embd = L.llama_model_n_embd_inp(self._model)
-        self.marker = (M.mtmd_get_marker(self._mctx) or M.mtmd_default_marker()).decode()
+        self._vocab: L.llama_vocab_p = L.llama_model_get_vocab(self._model)
+        self.n_vocab = int(L.llama_vocab_n_tokens(self._vocab))
+        self.n_embd = int(L.llama_model_n_embd_inp(self._model))
+        self.marker: str = (M.mtmd_get_marker(self._mctx) or M.mtmd_default_marker()).decode()
         self.supports_audio = bool(M.mtmd_support_audio(self._mctx))
         self.sample_rate = int(M.mtmd_get_audio_sample_rate(self._mctx))
         self._piece_buf = ctypes.create_string_buffer(256)
@@ -170,7 +177,7 @@ class NativeSpeechModel:
         data = text.encode()
         out = (L.llama_token * 8)()
         n = L.llama_tokenize(self._vocab, data, len(data), out, 8, False, True)
-        return out[0] if n == 1 else None
+        return int(out[0]) if n == 1 else None
 
     def text_tokens(self, text: str) -> list[int]:
         """``text`` tokenized as plain text (no special tokens parsed, none added)."""
@@ -180,7 +187,7 @@ class NativeSpeechModel:
         n = L.llama_tokenize(self._vocab, data, len(data), out, size, False, False)
         if n < 0:
             raise NativeError(f"could not tokenize {len(data)} bytes of text")
-        return list(out[:n])
+        return [int(t) for t in out[:n]]
 
     # -- prompt ---------------------------------------------------------------------------
     def tokenize(self, prompt: str, audio: np.ndarray) -> AudioPrompt:
@@ -257,13 +264,16 @@ class NativeSpeechModel:
     def decode_tokens(self, tokens: list[int], n_past: int, *, all_logits: bool = False) -> int:
         """Prefill ``tokens`` at ``n_past``; logits for the last one (or for each, ``all_logits``)."""
         batch = self._batch
+        if batch is None:
+            raise NativeError("the model is closed")
         for start in range(0, len(tokens), self.n_batch):
             part = tokens[start : start + self.n_batch]
             last_part = start + len(part) == len(tokens)
             batch.n_tokens = len(part)
             for j, tok in enumerate(part):
                 batch.token[j] = tok
-                batch.pos[j] = n_past + j
+                # llama_cpp annotates pos as 2-D; it is POINTER(llama_pos), one per token.
+                batch.pos[j] = n_past + j  # type: ignore[call-overload]
                 batch.n_seq_id[j] = 1
                 batch.seq_id[j][0] = 0
                 batch.logits[j] = all_logits or (last_part and j == len(part) - 1)
@@ -312,7 +322,5 @@ class NativeSpeechModel:
             L.llama_model_free(model)
 
     def __del__(self) -> None:  # last resort; owners call close()
-        try:
+        with contextlib.suppress(Exception):
             self.close()
-        except Exception:
-            pass

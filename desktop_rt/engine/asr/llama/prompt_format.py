@@ -1,23 +1,11 @@
 """Qwen3-ASR's text side: the transcription prompt, its output format, and words with times.
 
-Prompt. The GGUF's own chat template is rendered (sandboxed Jinja, like llama.cpp's server
-does) with a system message holding the context text and a user message holding only the media
-marker; without a usable template, Qwen3-ASR's known layout is used::
-
-    <|im_start|>system\\n{context}<|im_end|>\\n<|im_start|>user\\n{marker}<|im_end|>\\n<|im_start|>assistant\\n
-
-mtmd itself wraps the audio embeddings in ``<|audio_start|>`` / ``<|audio_end|>``, so the prompt
-must not write them around the marker (they would appear twice). A forced language appends
-``language {Name}<asr_text>`` to the assistant turn, so the model writes only the text.
-
-Output. The model writes ``language English<asr_text>Hello world.`` (``language None`` for no
-speech); :func:`split_output` separates the language from the text.
-
-Times. Qwen3-ASR gives no word timestamps. :func:`timed_words` spreads the words over the window
-in proportion to their character counts. LocalAgreement compares text, not times, so streaming
-only needs times that are roughly right and stable from one pass to the next: the streaming
-layer uses them to drop words that end before the last committed one, and to find where to trim
-the window. Word probabilities are the lowest probability of the tokens that make the word.
+Call order: :meth:`PromptLayout.render` gives the prompt (the GGUF's chat template, else
+Qwen3-ASR's known layout) with the media marker once and, for a forced language,
+``language {Name}<asr_text>`` at its end; the model writes ``language English<asr_text>text``
+(:func:`split_output`); :func:`output_words` and :func:`timed_words` spread the text's words
+over the window by character count (Qwen3-ASR gives no word times). Invariant: the same output
+gives the same words and times. Details: docs/design/gguf.md.
 """
 
 from __future__ import annotations
@@ -26,8 +14,12 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from desktop_rt.core_types import Word
+
+if TYPE_CHECKING:
+    from jinja2 import Template
 
 __all__ = [
     "ENCODER_BLOCK_CHOICES",
@@ -37,6 +29,7 @@ __all__ = [
     "language_name",
     "split_output",
     "timed_words",
+    "output_words",
 ]
 
 log = logging.getLogger("desktop_rt.llama")
@@ -44,8 +37,8 @@ log = logging.getLogger("desktop_rt.llama")
 ASR_TEXT = "<asr_text>"
 
 # Audio block lengths the GGUF backend can encode on their own: whole seconds (the encoder's conv
-# works on 100-frame chunks) that divide Qwen3-ASR's 8 s encoder window. Here, not in llama.py,
-# so the models file can check the option without loading llama.cpp.
+# works on 100-frame chunks) that divide Qwen3-ASR's 8 s encoder window. Here, away from the
+# modules that load llama.cpp, so the models file can check the option without loading it.
 ENCODER_BLOCK_CHOICES = (1, 2, 4, 8)
 
 # The languages Qwen3-ASR names in its output, by ISO 639 code.
@@ -114,7 +107,7 @@ class PromptLayout:
     def render(self, context: str | None = None, language: str | None = None) -> str:
         """The prompt text, with :attr:`marker` where the audio goes."""
         context = (context or "").strip()
-        text = self._from_template(context) if self.template else None
+        text = self._from_template(self.template, context) if self.template else None
         if text is None:
             text = (
                 f"<|im_start|>system\n{context}<|im_end|>\n"
@@ -125,9 +118,9 @@ class PromptLayout:
             text += f"language {name}{ASR_TEXT}"
         return text
 
-    def _from_template(self, context: str) -> str | None:
+    def _from_template(self, template: str, context: str) -> str | None:
         try:
-            rendered = _compile(self.template).render(
+            rendered = _compile(template).render(
                 messages=[
                     {"role": "system", "content": context},
                     {"role": "user", "content": self.marker},
@@ -147,10 +140,10 @@ class PromptLayout:
         return rendered
 
 
-_COMPILED: dict[str, object] = {}
+_COMPILED: dict[str, Template] = {}
 
 
-def _compile(template: str):
+def _compile(template: str) -> Template:
     if template not in _COMPILED:
         from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -204,3 +197,27 @@ def timed_words(
             Word(lead + body[cut:], round(start, 3), round(end, 3), min(probs) if probs else 1.0)
         )
     return words
+
+
+def output_words(
+    pieces: Sequence[bytes],
+    probs: Sequence[float],
+    forced_language: str | None,
+    duration: float,
+    skip: int = 0,
+) -> list[Word]:
+    """The timed words of the model's output, given as its tokens' bytes and probabilities.
+
+    The output is ``language X<asr_text>text``, or just the text when the language was forced
+    (or the header already cut off); the first ``skip`` characters of the text (a forced
+    prefix) give no words (see :func:`timed_words`)."""
+    raw = b"".join(pieces).decode("utf-8", "replace")
+    _language, text = split_output(raw, forced_language)
+    if not text:
+        return []
+    offset = -len(raw[: len(raw) - len(raw.lstrip())].encode())  # split_output strips
+    spans = []
+    for piece, p in zip(pieces, probs, strict=True):
+        spans.append((offset, offset + len(piece), p))
+        offset += len(piece)
+    return timed_words(text, duration, spans, skip=skip)
