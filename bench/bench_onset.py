@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """How fast a segment's first words commit, and at what cost in accuracy, per engine setting.
 
-The onset of a segment is where StreamingTranscriber's settings matter most (see the module
-doc of desktop_rt/engine/asr/streaming.py). This replays six streams built from the eval clips in
+The onset of a segment is where StreamingTranscriber's settings matter most (see
+docs/design/streaming.md, "Segment onsets"). This replays six streams built from the eval clips in
 shuffled orders with random pauses (0-2 s, seeded, so every setting sees the same streams)
 through StreamingTranscriber as fast as it goes, and reports per setting:
 

@@ -10,14 +10,21 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import TextIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TextIO
 
 from desktop_rt.core_types import SAMPLE_RATE, Word
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from desktop_rt.engine.asr.streaming import StreamingTranscriber
+
 CHUNK_SECONDS = 0.1
+FORMATS = ("txt", "srt", "vtt", "json", "md")
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: Any) -> None:
     p = sub.add_parser("transcribe", help="transcribe an audio file through the streaming engine")
     p.add_argument("file", help="audio file (wav, flac, mp3, ...; any rate, mono or stereo)")
     p.add_argument(
@@ -28,7 +35,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--format",
-        choices=["txt", "srt", "vtt", "json", "md"],
+        choices=FORMATS,
         default=None,
         help="output format (default: from --output's extension, else txt)",
     )
@@ -86,13 +93,7 @@ def run(args: argparse.Namespace) -> int:
     from desktop_rt.engine.models.kinds import open_backend
     from desktop_rt.history.export import Transcript, export, segments_from_words, write_transcript
 
-    fmt = args.format
-    if fmt is None:
-        suffix = (
-            args.output.rsplit(".", 1)[-1].lower() if args.output and "." in args.output else ""
-        )
-        fmt = suffix if suffix in ("txt", "srt", "vtt", "json", "md") else "txt"
-
+    fmt = _output_format(args)
     audio = load_audio_file(args.file)
     backend = open_backend(
         args.model, threads=args.threads, progress=_progress_printer(), mmproj=args.mmproj
@@ -101,22 +102,8 @@ def run(args: argparse.Namespace) -> int:
         backend, StreamingConfig(language=args.language, prompt=args.prompt)
     )
     live = LiveLine(sys.stderr, enabled=not args.no_live and sys.stderr.isatty())
-    words: list[Word] = []
-    chunk = int(CHUNK_SECONDS * SAMPLE_RATE)
-    started = time.monotonic()
     try:
-        for offset in range(0, len(audio), chunk):
-            if args.speed > 0:
-                due = started + offset / SAMPLE_RATE / args.speed
-                delay = due - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
-            transcriber.insert_audio(audio[offset : offset + chunk])
-            update = transcriber.process()
-            words.extend(update.committed)
-            live.update(update.committed, update.tentative)
-        final = transcriber.finish()
-        words.extend(final.committed)
+        words = _replay(transcriber, audio, args.speed, live)
     finally:
         live.close()
         backend.close()
@@ -132,7 +119,37 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress_printer():
+def _output_format(args: argparse.Namespace) -> str:
+    """``--format``, else the output file's extension if it names a format, else txt."""
+    if args.format is not None:
+        return str(args.format)
+    output = args.output
+    suffix = output.rsplit(".", 1)[-1].lower() if output and "." in output else ""
+    return suffix if suffix in FORMATS else "txt"
+
+
+def _replay(
+    transcriber: StreamingTranscriber, audio: np.ndarray, speed: float, live: LiveLine
+) -> list[Word]:
+    """Feed ``audio`` in 100 ms chunks (at ``speed`` x realtime, 0: at once); its committed words."""
+    words: list[Word] = []
+    chunk = int(CHUNK_SECONDS * SAMPLE_RATE)
+    started = time.monotonic()
+    for offset in range(0, len(audio), chunk):
+        if speed > 0:
+            due = started + offset / SAMPLE_RATE / speed
+            delay = due - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+        transcriber.insert_audio(audio[offset : offset + chunk])
+        update = transcriber.process()
+        words.extend(update.committed)
+        live.update(update.committed, update.tentative)
+    words.extend(transcriber.finish().committed)
+    return words
+
+
+def _progress_printer() -> Callable[[int, int], None]:
     last = [-1]
 
     def show(done: int, total: int) -> None:

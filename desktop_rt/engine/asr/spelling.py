@@ -1,13 +1,12 @@
 """How sure a decoder was of a word, counting every way of spelling the same word.
 
-The streaming layer compares hypotheses case- and punctuation-insensitively ("And" agrees with
-"and"), so the confidence it weighs must be measured the same way. A decoder's probability for
-the token it chose splits the mass between spellings: at the start of a LibriVox sentence
-Whisper base gave " And" 0.41 and " and" 0.13 (and the word-alignment pass reported 0.30),
-although it was 0.54 sure the word was "and". :class:`SpellingFolder` sums a step's
-probabilities over the tokens that spell the same thing once case, spaces and punctuation are
-set aside, and :func:`word_probabilities` gives each word the lowest such probability among
-its tokens (punctuation tokens do not count: agreement ignores punctuation too).
+Agreement compares words by :func:`normalize_word` ("And" agrees with "and"), so the confidence
+it weighs must count the same way: a decoder's probability for the token it chose splits the
+mass between spellings. :class:`SpellingFolder` sums a step's probabilities over the tokens that
+spell the same thing once case, spaces and punctuation are set aside, and
+:func:`word_probabilities` gives each word the lowest such probability among its tokens
+(punctuation tokens do not count: agreement ignores punctuation too). Where this matters:
+docs/design/streaming.md, *Segment onsets*.
 """
 
 from __future__ import annotations

@@ -1,36 +1,28 @@
 """The one thread that runs inference, for every open session, fairly.
 
-Sessions never call the model. Each gets a :class:`WorkerStream` from
-:meth:`InferenceWorker.open_stream` and submits the commands its :class:`RealtimeSession` drains
-(audio chunks, flushes, clears, configuration); the worker thread applies them in order to the
-stream's own streaming transcriber and hands results back through the stream's ``on_result``
-callback, called **on the worker thread** (an asyncio owner hops to its loop with
-``loop.call_soon_threadsafe``).
-
-Scheduling is round-robin with at most one inference per stream per round: a stream that
-floods audio or holds a long item gets its turn like the others, and a stream opened later is
-served within one round. A turn takes the stream's pending commands up to and including the
-first flush, inserts at most ``max_turn_seconds`` of audio, then runs one inference (the
-flush's ``finish()``, or ``process()`` when audio arrived). The thread sleeps on a condition
-while no stream has work; nothing polls.
-
+Sessions never call the model: each gets a :class:`WorkerStream` from
+:meth:`InferenceWorker.open_stream` and submits the commands its session drains (audio chunks,
+flushes, clears, configuration); the worker thread applies them in order to the stream's own
+transcriber and hands results to the stream's ``on_result``, called **on the worker thread**.
 Call order: ``start()``, then ``open_stream()`` / ``submit()`` / ``close()`` from any thread,
-then ``stop()``. A closed stream's pending commands are dropped at once and no result of it is
-delivered afterwards, even when its last inference was running as it closed.
+then ``stop()``. Invariants: round-robin, at most one inference per stream per round; a closed
+stream's pending commands are dropped at once and none of its results is delivered afterwards.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, Union
+from typing import Protocol
 
 import numpy as np
 
 from desktop_rt.core_types import SAMPLE_RATE, Word
+from desktop_rt.engine.asr.agreement import StreamUpdate
 from desktop_rt.engine.protocol.events import AudioChunk, Clear, Command, Configure, Flush
 
 __all__ = [
@@ -51,13 +43,13 @@ log = logging.getLogger(__name__)
 
 
 class Transcriber(Protocol):
-    """What the worker needs of a streaming transcriber (``engine.streaming``)."""
+    """What the worker needs of a streaming transcriber (``engine.asr.streaming``)."""
 
     def insert_audio(self, samples: np.ndarray) -> None: ...
 
-    def process(self): ...  # -> StreamUpdate(committed, tentative)
+    def process(self) -> StreamUpdate: ...
 
-    def finish(self): ...  # -> StreamUpdate
+    def finish(self) -> StreamUpdate: ...
 
     def clear(self) -> None: ...
 
@@ -100,7 +92,7 @@ class FailedResult:
     message: str
 
 
-WorkerResult = Union[WordsResult, FlushedResult, ConsumedResult, FailedResult]
+WorkerResult = WordsResult | FlushedResult | ConsumedResult | FailedResult
 ResultCallback = Callable[[WorkerResult], None]
 
 
@@ -128,7 +120,7 @@ class WorkerStream:
         self._transcriber: Transcriber | None = transcriber
         self._on_result = on_result
         self.name = name
-        self._pending: deque = deque()
+        self._pending: deque[Command] = deque()
         self._delivering = threading.RLock()  # close() waits for a delivery in progress
         self._item_id: str | None = None
         self._tentative: tuple[Word, ...] = ()
@@ -154,7 +146,15 @@ class WorkerStream:
 
 
 class InferenceWorker:
-    """Owns inference for all sessions on one thread; see the module docstring."""
+    """Owns inference for all sessions on one thread.
+
+    A turn takes one stream's pending commands up to and including the first flush, inserts at
+    most ``max_turn_seconds`` of audio, then runs one inference (the flush's ``finish()``, or
+    ``process()`` when audio arrived): a stream that floods audio or holds a long item gets its
+    turn like the others, and a stream opened later is served within one round. The thread
+    sleeps on a condition while no stream has work; nothing polls. Results are delivered on
+    this thread: an asyncio owner hops to its loop with ``loop.call_soon_threadsafe``.
+    """
 
     def __init__(
         self,
@@ -223,7 +223,7 @@ class InferenceWorker:
         with self._cond:
             return self._cond.wait_for(lambda: len(self._ring) == count, timeout)
 
-    def _submit(self, stream: WorkerStream, commands: list) -> None:
+    def _submit(self, stream: WorkerStream, commands: list[Command]) -> None:
         if not commands:
             return
         with self._cond:
@@ -238,7 +238,7 @@ class InferenceWorker:
     @staticmethod
     def _drop_cleared(stream: WorkerStream, item_id: str) -> None:
         """A Clear makes the item's queued audio moot: drop it now instead of transcribing it."""
-        kept: deque = deque()
+        kept: deque[Command] = deque()
         for queued in stream._pending:
             if isinstance(queued, AudioChunk) and queued.item_id == item_id:
                 stream._dropped += len(queued.samples)
@@ -252,10 +252,8 @@ class InferenceWorker:
                 return
             stream.closed = True
             stream._pending.clear()
-            try:
+            with contextlib.suppress(ValueError):
                 self._ring.remove(stream)
-            except ValueError:
-                pass
             # the worker drops its own reference after a running inference; free the rest now
             stream._transcriber = None
             self._cond.notify_all()
@@ -264,7 +262,7 @@ class InferenceWorker:
 
     # ---- the thread ------------------------------------------------------------------------
 
-    def _next_turn(self) -> tuple[WorkerStream, Transcriber, list] | None:
+    def _next_turn(self) -> tuple[WorkerStream, Transcriber, list[Command]] | None:
         """Wait for a stream with work and take its turn's commands; None when stopping."""
         with self._cond:
             while True:
@@ -277,10 +275,10 @@ class InferenceWorker:
                         return stream, stream._transcriber, self._take_turn(stream)
                 self._cond.wait()
 
-    def _take_turn(self, stream: WorkerStream) -> list:
+    def _take_turn(self, stream: WorkerStream) -> list[Command]:
         """Commands up to the first flush, with at most ``max_turn_seconds`` of audio."""
         budget = int(self.config.max_turn_seconds * SAMPLE_RATE)
-        taken: list = []
+        taken: list[Command] = []
         pending = stream._pending
         while pending:
             command = pending[0]
@@ -317,53 +315,84 @@ class InferenceWorker:
     ) -> list[WorkerResult]:
         """Run one turn. Every Flush is answered, with no words if the inference failed."""
         results: list[WorkerResult] = []
-        inserted = 0  # samples taken off the queue this turn (consumed)
-        had_audio = False
-        flush: Flush | None = None
+        turn = _Turn()
         try:
-            for command in commands:
-                if isinstance(command, AudioChunk):
-                    stream._item_id = command.item_id
-                    transcriber.insert_audio(command.samples)
-                    inserted += len(command.samples)
-                    had_audio = True
-                elif isinstance(command, Flush):
-                    flush = command  # always the turn's last command
-                elif isinstance(command, Clear):
-                    transcriber.clear()
-                    stream._tentative = ()
-                    inserted += stream._dropped  # reported as consumed: off the queue
-                    stream._dropped = 0
-                elif isinstance(command, Configure):
-                    transcriber.set_language(command.language)
-                    transcriber.set_prompt(command.prompt)
-                else:
-                    log.warning("%s: unknown command %r ignored", stream.name, command)
-            if inserted:
-                results.append(ConsumedResult(inserted / SAMPLE_RATE))
-                inserted = 0
-            if flush is not None:
-                stream.passes += 1
-                update = transcriber.finish()
-                stream._tentative = ()
-                results.append(FlushedResult(flush.item_id, tuple(update.committed)))
-            elif had_audio:  # one pass over the new audio
-                stream.passes += 1
-                update = transcriber.process()
-                committed, tentative = tuple(update.committed), tuple(update.tentative)
-                if committed or tentative != stream._tentative:
-                    stream._tentative = tentative
-                    results.append(WordsResult(stream._item_id or "", committed, tentative))
+            self._feed(stream, transcriber, commands, turn)
+            if turn.inserted:
+                results.append(ConsumedResult(turn.inserted / SAMPLE_RATE))
+                turn.inserted = 0
+            result = self._infer(stream, transcriber, turn)
+            if result is not None:
+                results.append(result)
         except Exception as exc:
             log.exception("%s: inference failed", stream.name)
-            if inserted:
-                results.append(ConsumedResult(inserted / SAMPLE_RATE))
-            stream._tentative = ()
-            try:
-                transcriber.clear()
-            except Exception:
-                log.exception("%s: clearing after a failure failed", stream.name)
-            results.append(FailedResult(str(exc) or type(exc).__name__))
-            if flush is not None:
-                results.append(FlushedResult(flush.item_id, ()))
+            results += self._recover(stream, transcriber, turn, exc)
         return results
+
+    @staticmethod
+    def _feed(
+        stream: WorkerStream, transcriber: Transcriber, commands: Sequence[Command], turn: _Turn
+    ) -> None:
+        """Apply the turn's commands up to inference, noting what they did in ``turn``."""
+        for command in commands:
+            if isinstance(command, AudioChunk):
+                stream._item_id = command.item_id
+                transcriber.insert_audio(command.samples)
+                turn.inserted += len(command.samples)
+                turn.had_audio = True
+            elif isinstance(command, Flush):
+                turn.flush = command  # always the turn's last command
+            elif isinstance(command, Clear):
+                transcriber.clear()
+                stream._tentative = ()
+                turn.inserted += stream._dropped  # reported as consumed: off the queue
+                stream._dropped = 0
+            elif isinstance(command, Configure):
+                transcriber.set_language(command.language)
+                transcriber.set_prompt(command.prompt)
+            else:
+                log.warning("%s: unknown command %r ignored", stream.name, command)
+
+    @staticmethod
+    def _infer(stream: WorkerStream, transcriber: Transcriber, turn: _Turn) -> WorkerResult | None:
+        """The turn's one inference: the flush's ``finish()``, or ``process()`` after audio."""
+        if turn.flush is not None:
+            stream.passes += 1
+            update = transcriber.finish()
+            stream._tentative = ()
+            return FlushedResult(turn.flush.item_id, tuple(update.committed))
+        if turn.had_audio:  # one pass over the new audio
+            stream.passes += 1
+            update = transcriber.process()
+            committed, tentative = tuple(update.committed), tuple(update.tentative)
+            if committed or tentative != stream._tentative:
+                stream._tentative = tentative
+                return WordsResult(stream._item_id or "", committed, tentative)
+        return None
+
+    @staticmethod
+    def _recover(
+        stream: WorkerStream, transcriber: Transcriber, turn: _Turn, exc: Exception
+    ) -> list[WorkerResult]:
+        """After a failed turn: report it, drop the stream's audio, answer its flush."""
+        results: list[WorkerResult] = []
+        if turn.inserted:
+            results.append(ConsumedResult(turn.inserted / SAMPLE_RATE))
+        stream._tentative = ()
+        try:
+            transcriber.clear()
+        except Exception:
+            log.exception("%s: clearing after a failure failed", stream.name)
+        results.append(FailedResult(str(exc) or type(exc).__name__))
+        if turn.flush is not None:
+            results.append(FlushedResult(turn.flush.item_id, ()))
+        return results
+
+
+@dataclass
+class _Turn:
+    """What one turn's commands did, kept up to date so a failure midway can report it."""
+
+    inserted: int = 0  # samples taken off the queue this turn and not yet reported consumed
+    had_audio: bool = False
+    flush: Flush | None = None
