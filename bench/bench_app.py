@@ -193,6 +193,7 @@ def part_latency(args) -> dict:
         pump(app, lambda u=updates: bool(u) and time.monotonic() - u[-1][0] > 4.0, 120)
         desk.window.close()
         pump(app, desk.controller.stopped.is_set, 60)
+        desk.dispose()  # delete the window on this thread now, as the app does when it quits
 
         # First time each word (per turn, by position) showed as committed.
         per_turn: dict[str, list[tuple[str, float]]] = {}

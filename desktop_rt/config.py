@@ -32,7 +32,10 @@ __all__ = [
     "Mode",
     "PUSH_TO_TALK",
     "HANDS_FREE",
+    "Theme",
+    "THEMES",
     "AudioSettings",
+    "AppearanceSettings",
     "CaptionSettings",
     "OverlaySettings",
     "TranscriptionSettings",
@@ -58,6 +61,9 @@ Mode = Literal["push_to_talk", "hands_free"]
 PUSH_TO_TALK: Mode = "push_to_talk"
 HANDS_FREE: Mode = "hands_free"
 
+Theme = Literal["system", "light", "dark", "high_contrast"]
+THEMES: tuple[Theme, ...] = get_args(Theme)
+
 
 class SettingsError(DesktopRtError):
     """Settings could not be saved."""
@@ -82,6 +88,14 @@ class OverlaySettings:
     opacity: float = 0.75
     geometry: str | None = None
     """Saved overlay geometry (hex of Qt's saveGeometry)."""
+
+
+@dataclass(frozen=True)
+class AppearanceSettings:
+    theme: Theme = "system"
+    """"system" follows the desktop's light or dark palette; "high_contrast" is yellow on black."""
+    font_family: str | None = None
+    """Font of the captions and the overlay; None: the system's."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +130,7 @@ class Settings:
     """Hands-free turn detection, the engine's own settings type."""
     captions: CaptionSettings = field(default_factory=CaptionSettings)
     overlay: OverlaySettings = field(default_factory=OverlaySettings)
+    appearance: AppearanceSettings = field(default_factory=AppearanceSettings)
     transcription: TranscriptionSettings = field(default_factory=TranscriptionSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
     window: WindowSettings = field(default_factory=WindowSettings)

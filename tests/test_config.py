@@ -11,6 +11,8 @@ from desktop_rt.config import (
     HANDS_FREE,
     PUSH_TO_TALK,
     SCHEMA_VERSION,
+    THEMES,
+    AppearanceSettings,
     AudioSettings,
     ServerSettings,
     Settings,
@@ -166,3 +168,20 @@ def test_save_is_atomic_and_failure_is_a_clear_error(tmp_path):
 
 def test_api_keys_are_random():
     assert Settings.new_api_key() != Settings.new_api_key()
+
+
+def test_theme_and_font_round_trip_and_older_files_get_the_system_theme(tmp_path):
+    path = tmp_path / "settings.json"
+    for theme in THEMES:
+        settings = Settings().with_group(
+            appearance=AppearanceSettings(theme=theme, font_family="DejaVu Sans")
+        )
+        save_settings(settings, path)
+        assert load_settings(path).settings == settings
+    path.write_text(json.dumps({"version": SCHEMA_VERSION, "captions": {"font_size": 30}}))
+    loaded = load_settings(path)
+    assert loaded.settings.appearance == AppearanceSettings() and loaded.warnings == ()
+    assert loaded.settings.appearance.theme == "system"
+    path.write_text(json.dumps({"version": SCHEMA_VERSION, "appearance": {"theme": "neon"}}))
+    loaded = load_settings(path)
+    assert loaded.settings.appearance.theme == "system" and "appearance.theme" in loaded.warnings[0]

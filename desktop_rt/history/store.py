@@ -18,6 +18,7 @@ from typing import Any
 
 from desktop_rt.core_types import Word
 from desktop_rt.errors import DesktopRtError
+from desktop_rt.history.speech_text import clean_speech_text
 from desktop_rt.history.transcript import Transcript, segments_from_words
 from desktop_rt.paths import data_dir
 from desktop_rt.timestamps import now_iso
@@ -85,6 +86,11 @@ class SessionRow:
     mode: str | None
     turn_count: int = 0
     preview: str = ""
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """The modes the session used, in order of first use (``mode`` holds them joined by ",")."""
+        return tuple(m for m in (self.mode or "").split(",") if m)
 
     @property
     def display_title(self) -> str:
@@ -210,6 +216,12 @@ class TranscriptStore:
             (session_id, item_id, start, end, text, None if completed is None else int(completed)),
         )
 
+    def set_session_mode(self, uid: str, mode: str) -> None:
+        """Record the modes a session used (comma-separated, in order of first use)."""
+        self._write(
+            "recording a session's mode", "UPDATE sessions SET mode = ? WHERE uid = ?", (mode, uid)
+        )
+
     def rename_session(self, session_id: int, title: str) -> None:
         self._write(
             "renaming a session",
@@ -301,8 +313,10 @@ class TranscriptStore:
 
 
 def turn_words(turn: TurnRow) -> list[Word]:
-    """A turn's words with times spread over the turn by length (deltas carry no word times)."""
-    pieces = [(" " + w) for w in turn.text.split()]
+    """A turn's words with times spread over the turn by length (deltas carry no word times).
+
+    Non-speech output saved by older versions (sound tags, runs of punctuation) is left out."""
+    pieces = [(" " + w) for w in clean_speech_text(turn.text).split()]
     if not pieces:
         return []
     chars = sum(len(p) for p in pieces)

@@ -70,6 +70,9 @@ class StoreWriter:
     def end_session(self, uid: str, ended_at: str | None = None) -> None:
         self.submit(lambda s: s.end_session(uid, ended_at))
 
+    def set_session_mode(self, uid: str, mode: str) -> None:
+        self.submit(lambda s: s.set_session_mode(uid, mode))
+
     def save_turn(self, uid: str, item_id: str, **fields: Any) -> None:
         self.submit(lambda s: s.save_turn(uid, item_id, **fields))
 

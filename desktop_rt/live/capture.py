@@ -5,8 +5,10 @@ oldest blocks are dropped, and counted, when the consumer falls behind); the fee
 it in order with the commands (``talk_down``/``talk_up``, ``set_hands_free``, ``set_sink``). It
 resamples to 16 kHz, reports levels, and gates push-to-talk (with a preroll; a tap too short to
 be a turn is cleared); hands-free, every block goes to the session. A lost device commits what
-was said so far. Commands and blocks share the queue, so a commit always follows the last block
-captured before the key was released. See docs/design/app.md.
+was said so far, and so does an open one that stops delivering blocks for ``stall_seconds`` (a
+:class:`~desktop_rt.live.stall_watch.StallWatch`; reported as SILENT, then OPEN when blocks come
+back). Commands and blocks share the queue, so a commit always follows the last block captured
+before the key was released. See docs/design/app.md.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import collections
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, cast
@@ -22,8 +25,9 @@ import numpy as np
 
 from desktop_rt.core_types import SAMPLE_RATE
 from desktop_rt.engine.audio.codecs import StreamResampler, level_dbfs
-from desktop_rt.engine.audio.sources import LOST, AudioSource, SourceStatus
+from desktop_rt.engine.audio.sources import LOST, OPEN, SILENT, AudioSource, SourceStatus
 from desktop_rt.engine.audio.vad import FrameVad
+from desktop_rt.live.stall_watch import StallWatch
 
 __all__ = ["AudioSink", "LevelReading", "TurnMark", "CaptureFeed"]
 
@@ -80,9 +84,10 @@ class CaptureFeed:
         hands_free: bool = False,
         measure_speech: bool = True,
         max_queue_seconds: float = 5.0,
-        preroll_seconds: float = 0.3,
+        preroll_seconds: float = 0.5,
         min_turn_seconds: float = 0.1,
         level_interval: float = 0.05,
+        stall_seconds: float = 1.0,
     ):
         self.source = source
         self._sink = sink
@@ -112,6 +117,7 @@ class CaptureFeed:
         self._talking = False
         self._gate_open = False
         self._vad: FrameVad | None = None
+        self._watch = StallWatch(stall_seconds)
 
     # ---- control (any thread) --------------------------------------------------------------
 
@@ -183,6 +189,7 @@ class CaptureFeed:
 
     def _on_block(self, samples: np.ndarray) -> None:
         block = np.array(samples, dtype=np.float32, copy=True).reshape(-1)
+        self._watch.arrived(time.monotonic())
         with self._cond:
             self._items.append(block)
             self._audio_queued += len(block)
@@ -214,11 +221,12 @@ class CaptureFeed:
         level_due = 0
         while True:
             with self._cond:
-                while not self._items:
-                    self._cond.wait()
-                item = self._items.popleft()
+                if not self._items:
+                    self._cond.wait(self._watch.limit / 4)
+                item = self._items.popleft() if self._items else None
                 if isinstance(item, np.ndarray):
                     self._audio_queued -= len(item)
+            self._check_stall()
             if isinstance(item, np.ndarray):
                 if resampler is None or rate != self.source.samplerate:
                     rate = self.source.samplerate
@@ -242,6 +250,10 @@ class CaptureFeed:
                         )
                     level_buf, speech_max = [], None
             elif isinstance(item, SourceStatus):
+                if item.state == OPEN:
+                    self._watch.opened(time.monotonic())
+                elif item.state != SILENT:
+                    self._watch.closed()
                 if item.state == LOST:
                     self._lost()
                 if self._on_status is not None:
@@ -330,6 +342,24 @@ class CaptureFeed:
         self._end_turn()
 
     LOSS_SILENCE_SECONDS = 2.0
+
+    def _check_stall(self) -> None:
+        """Report a source that stopped delivering (and finish the turn), or its return."""
+        change = self._watch.check(time.monotonic())
+        if change is None:
+            return
+        name = self.source.name
+        if change == "silent":
+            self._lost()
+            message = (
+                f"Microphone silent: no audio from {name} for {self._watch.limit:g} s. Check that "
+                "it is connected and not muted, then choose Retry; the text so far is kept."
+            )
+            status = SourceStatus(SILENT, name, message)
+        else:
+            status = SourceStatus(OPEN, name, f"{name} is delivering sound again")
+        if self._on_status is not None:
+            self._on_status(status)
 
     def _speech(self, samples: np.ndarray) -> float | None:
         if not self._measure_speech:

@@ -1,8 +1,12 @@
-"""The app's embedded server: started on the user's port, else on any free one.
+"""The app's embedded server: loaded and started off the UI thread, on the user's port or any free one.
 
-Call :func:`lower_thread_priority` first on the helper thread that starts the server (the
-server, worker and model threads inherit it), then :func:`start_embedded_server`, which blocks
-until the server listens. Nothing here touches Qt.
+:class:`EmbeddedServer` is what the window uses: :meth:`~EmbeddedServer.start` loads the model
+and starts the server on a helper thread, reporting :class:`ServerState` values through
+``publish``; :meth:`~EmbeddedServer.stop` (blocking: call it on a helper thread) waits for a
+start still under way, then stops the server and closes the backend. The functions below it:
+:func:`lower_thread_priority` (the helper thread calls it first, so the server, worker and model
+threads inherit it) and :func:`start_embedded_server`, which blocks until the server listens.
+Nothing here touches Qt.
 """
 
 from __future__ import annotations
@@ -10,20 +14,106 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from dataclasses import replace
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from desktop_rt.config import ServerSettings
 from desktop_rt.engine.asr.backend import AsrBackend
+from desktop_rt.errors import DesktopRtError
 
 if TYPE_CHECKING:
     from desktop_rt.engine.server.server import RealtimeServer
 
-__all__ = ["ENGINE_NICENESS", "lower_thread_priority", "start_embedded_server"]
+__all__ = [
+    "ENGINE_NICENESS",
+    "ServerState",
+    "EmbeddedServer",
+    "lower_thread_priority",
+    "start_embedded_server",
+]
 
 log = logging.getLogger(__name__)
 
 ENGINE_NICENESS = 5
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """``state``: "starting", "ready", "failed" or "stopped"; ``message`` is for people."""
+
+    state: str
+    model: str
+    url: str = ""
+    port: int | None = None
+    api_key: str | None = None
+    message: str = ""
+
+
+class EmbeddedServer:
+    """See the module docstring. ``backend_factory(spec)`` loads a model (it may raise);
+    ``owns_backend`` False leaves the backend open on :meth:`stop` (tests share one)."""
+
+    def __init__(
+        self,
+        backend_factory: Callable[[str], AsrBackend],
+        publish: Callable[[ServerState], None],
+        *,
+        owns_backend: bool = True,
+    ):
+        self._backend_factory = backend_factory
+        self._publish = publish
+        self._owns_backend = owns_backend
+        self._backend: AsrBackend | None = None
+        self._starting: threading.Thread | None = None
+        self.server: RealtimeServer | None = None
+
+    def start(self, settings: ServerSettings, spec: str, message: str) -> None:
+        """Publish "starting" with ``message``, then load and start on a helper thread."""
+        self._publish(ServerState("starting", spec, message=message))
+        thread = threading.Thread(
+            target=self.start_here, args=(settings, spec), name="desktop-rt-start", daemon=True
+        )
+        self._starting = thread
+        thread.start()
+
+    def start_here(self, settings: ServerSettings, spec: str) -> None:
+        """Load and start on this thread; publishes "ready" (``server`` is set by then) or "failed"."""
+        from desktop_rt.engine.models.kinds import describe_model
+        from desktop_rt.engine.server.server import ServerError
+
+        lower_thread_priority()  # the server, worker and model threads inherit it
+        model = describe_model(spec)
+        try:
+            self._backend = self._backend_factory(spec)
+        except (DesktopRtError, OSError, RuntimeError, ValueError) as exc:
+            message = f"The speech model could not be loaded: {exc}"
+            self._publish(ServerState("failed", model, message=message))
+            return
+        try:
+            server, note = start_embedded_server(settings, model, self._backend)
+        except ServerError as exc:
+            self._close_backend()
+            self._publish(ServerState("failed", model, message=str(exc)))
+            return
+        self.server = server
+        self._publish(ServerState("ready", model, server.url, server.port, settings.api_key, note))
+
+    def stop(self) -> None:
+        """Wait for a start under way, stop the server, close the backend (blocks)."""
+        starting, self._starting = self._starting, None
+        if starting is not None and starting is not threading.current_thread():
+            starting.join()
+        server, self.server = self.server, None
+        if server is not None:
+            server.stop()
+        self._close_backend()
+
+    def _close_backend(self) -> None:
+        backend, self._backend = self._backend, None
+        if backend is not None and self._owns_backend:
+            backend.close()
 
 
 def lower_thread_priority(niceness: int = ENGINE_NICENESS) -> None:

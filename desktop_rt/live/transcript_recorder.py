@@ -4,9 +4,12 @@
 the push-to-talk :class:`~desktop_rt.live.capture.TurnMark` s of the feed (feed thread). It
 returns what changed as plain values for the UI (:class:`CaptionTurn`, :class:`SpeechActivity`,
 :class:`SessionNotice`) and writes every committed delta through to the history
-(:class:`~desktop_rt.history.writer.StoreWriter`); tentative words are never saved. Turn times
-are seconds since the session began: from the key presses (push-to-talk, matched to items in
-commit order) or the server VAD's speech marks (hands-free). See docs/design/app.md.
+(:class:`~desktop_rt.history.writer.StoreWriter`); tentative words are never saved. Text passes
+:func:`~desktop_rt.history.speech_text.clean_speech_text` on its way out (sound tags and runs of
+punctuation never reach the window or the history). Turn times are seconds since the session
+began: from the key presses (push-to-talk, matched to items in commit order) or the server VAD's
+speech marks (hands-free); the session's ``mode`` lists the modes turns were made in, in order
+of first use. See docs/design/app.md.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK
 from desktop_rt.engine.protocol.events import (
     ErrorEvent,
     InputAudioBufferCleared,
@@ -28,6 +32,7 @@ from desktop_rt.engine.protocol.events import (
     TranscriptionDelta,
     TranscriptionTentative,
 )
+from desktop_rt.history.speech_text import clean_speech_text
 from desktop_rt.history.writer import StoreWriter
 from desktop_rt.live.capture import TurnMark
 
@@ -81,12 +86,17 @@ class _Turn:
     saved: bool = False
     sent: bool = False  # committed to the server (input_audio_buffer.committed seen)
 
+    @property
+    def text(self) -> str:
+        """The committed words, cleaned of non-speech output (what is shown and saved)."""
+        return clean_speech_text(self.committed)
+
     def caption(self, removed: bool = False) -> CaptionTurn:
         return CaptionTurn(
             self.item_id,
             self.index,
-            self.committed,
-            self.tentative,
+            self.text,
+            clean_speech_text(self.tentative),
             self.final,
             self.start,
             self.end,
@@ -110,7 +120,9 @@ class TranscriptRecorder:
     ):
         self.session_uid = session_uid
         self._writer = writer
-        self._meta = {"model": model, "language": language, "mode": mode}
+        self._meta = {"model": model, "language": language}
+        self._mode = mode  # the session's mode until a turn shows which were used
+        self._modes: list[str] = []  # modes turns were made in, in order of first use
         self._origin = origin
         self._stream_to_clock = stream_to_clock
         self._turns: dict[str, _Turn] = {}
@@ -129,11 +141,14 @@ class TranscriptRecorder:
     @property
     def committed_text(self) -> str:
         with self._lock:
-            return " ".join(
-                self._turns[i].committed.strip()
-                for i in self._order
-                if self._turns[i].committed.strip()
-            )
+            texts = (self._turns[i].text.strip() for i in self._order)
+            return " ".join(t for t in texts if t)
+
+    @property
+    def modes(self) -> str:
+        """The modes used so far, comma-separated, in order of first use ("" if none yet)."""
+        with self._lock:
+            return ",".join(self._modes)
 
     # ---- inputs -------------------------------------------------------------------------------
 
@@ -146,6 +161,7 @@ class TranscriptRecorder:
             elif mark.kind == "committed":
                 self._spans.append((self._open_start if self._open_start is not None else at, at))
                 self._open_start = None
+                self._used(PUSH_TO_TALK)
             else:
                 self._open_start = None
 
@@ -206,6 +222,7 @@ class TranscriptRecorder:
             self._save(turn)
             return [turn.caption()]
         if isinstance(event, InputAudioBufferSpeechStarted):
+            self._used(HANDS_FREE)
             turn = self._turn(event.item_id)
             turn.start = self._clock(event.audio_start_ms)
             return [SpeechActivity(True)]
@@ -240,17 +257,27 @@ class TranscriptRecorder:
             self._turns[item_id].index = index
         return updates
 
+    def _used(self, mode: str) -> None:
+        """A turn was made in ``mode`` (lock held): the saved session lists it from now on."""
+        if mode in self._modes:
+            return
+        self._modes.append(mode)
+        if self._began and self._writer is not None:
+            self._writer.set_session_mode(self.session_uid, ",".join(self._modes))
+
     def _save(self, turn: _Turn, completed: bool | None = None) -> None:
-        if self._writer is None or not (turn.committed or turn.saved):
+        text = turn.text
+        if self._writer is None or not (text or turn.saved):
             return
         if not self._began:
             self._began = True
-            self._writer.begin_session(self.session_uid, **self._meta)
+            mode = ",".join(self._modes) or self._mode
+            self._writer.begin_session(self.session_uid, mode=mode, **self._meta)
         turn.saved = True
         self._writer.save_turn(
             self.session_uid,
             turn.item_id,
-            text=turn.committed,
+            text=text,
             start=turn.start,
             end=turn.end,
             completed=completed,

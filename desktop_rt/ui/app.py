@@ -1,4 +1,10 @@
-"""``desktop-rt`` (the GUI): settings, controller, window, tray; quits once everything is saved."""
+"""``desktop-rt`` (the GUI): settings, controller, window, tray; quits once everything is saved.
+
+Quitting goes in one order: the window closes, the controller saves the last words and stops its
+helper threads, :attr:`AppController.shut_down` ends the event loop, then
+:meth:`DesktopApp.dispose` deletes the tray, the overlay and the window (with the controller) on
+the UI thread, before the interpreter shuts down. See docs/design/app.md, "Quitting".
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from types import FrameType
 
+import shiboken6
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
@@ -71,6 +78,21 @@ class DesktopApp:
         self.window.show()
         self.controller.start()
 
+    def dispose(self, timeout: float = 10.0) -> None:
+        """Delete the tray, the overlay and the window (the controller is its child) now.
+
+        Call it on the UI thread once :attr:`AppController.shut_down` was emitted: by then no
+        engine or helper thread is left that could emit into these objects. The history view's
+        thread is joined here (``timeout`` seconds at most) for the same reason.
+        """
+        if not self.controller.stopped.is_set():
+            raise RuntimeError("dispose() before the controller shut down")
+        self.window.history.close_store(timeout)
+        self.tray.hide()
+        for obj in (self.tray, self.tray.menu, self.window.overlay, self.window):
+            if shiboken6.isValid(obj):
+                shiboken6.delete(obj)
+
 
 def build_app(
     *,
@@ -86,9 +108,7 @@ def build_app(
     if settings is None:
         loaded = load_settings()
         settings, warnings = loaded.settings, loaded.warnings
-    app = _application()
-    if not app.styleSheet():
-        app.setStyleSheet(resource_path("app.qss").read_text(encoding="utf-8"))
+    _application()
     icon = QIcon(str(resource_path("desktop-rt.svg")))
     controller = AppController(
         settings,
@@ -102,7 +122,10 @@ def build_app(
     # Owned by the window, so the controller is deleted on the UI thread, never by a Python
     # reference dropped on an engine thread (Qt timers must die on their own thread).
     controller.setParent(window)
-    tray = AppTray(controller, window, icon, QIcon(str(resource_path("desktop-rt-listening.svg"))))
+    icons = tuple(
+        QIcon(str(resource_path(f"desktop-rt{n}.svg"))) for n in ("", "-listening", "-recording")
+    )
+    tray = AppTray(controller, window, (icons[0], icons[1], icons[2]))
     for warning in warnings:
         window.status_panel.show_message(warning)
     return DesktopApp(controller, window, tray)
@@ -143,7 +166,10 @@ def run_app(args: object = None) -> int:
     desktop.controller.shut_down.connect(app.quit)
     _quit_on_signals(app, desktop)
     desktop.start()
-    return app.exec()
+    code = app.exec()
+    if desktop.controller.stopped.is_set():
+        desktop.dispose()
+    return code
 
 
 def _quit_on_signals(app: QApplication, desktop: DesktopApp) -> None:

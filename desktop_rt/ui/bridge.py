@@ -13,21 +13,10 @@ from PySide6.QtCore import QObject, Signal
 
 from desktop_rt.engine.audio.sources import SourceStatus
 from desktop_rt.live.capture import LevelReading
+from desktop_rt.live.embedded_server import ServerState
 from desktop_rt.live.transcript_recorder import CaptionTurn, SessionNotice, SpeechActivity
 
 __all__ = ["ServerState", "StoreProblem", "SessionClosed", "EngineBridge"]
-
-
-@dataclass(frozen=True)
-class ServerState:
-    """``state``: "starting", "ready", "failed" or "stopped"; ``message`` is for people."""
-
-    state: str
-    model: str
-    url: str = ""
-    port: int | None = None
-    api_key: str | None = None
-    message: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,17 @@
 """The app's engine side, driven from the UI thread: server, live session, history writer.
 
-:class:`AppController` starts the embedded :class:`RealtimeServer` on a helper thread (loading
-the model takes seconds), then opens a :class:`~desktop_rt.live.session.LiveSession` on it. The
-window only calls the verbs here (``talk_down``/``talk_up``, ``set_mode``,
-``start_listening``/``stop_listening``, ``apply_settings``, ``shutdown``) and renders what
-arrives on :attr:`bridge`. Nothing here blocks the UI thread: anything that waits (model load,
-stopping the microphone, draining the last transcript) runs on a helper thread.
+:class:`AppController` starts the :class:`~desktop_rt.live.embedded_server.EmbeddedServer` (the
+model loads on a helper thread), then opens a :class:`~desktop_rt.live.session.LiveSession` on
+it. The window only calls the verbs here (``talk_down``/``talk_up``, ``set_mode``,
+``start_listening``/``stop_listening``, ``retry_microphone``, ``apply_settings``, ``shutdown``)
+and renders what arrives on :attr:`bridge`. Nothing here blocks the UI thread: anything that
+waits (model load, stopping the microphone, draining the last transcript) runs on a helper
+thread. :attr:`shut_down` is emitted on the UI thread once every helper thread has ended, so
+the window and this object may be deleted then and not before.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from desktop_rt.engine.audio.sources import LOST, AudioSource, SourceStatus
 from desktop_rt.errors import DesktopRtError
 from desktop_rt.history.store import StoreError
 from desktop_rt.history.writer import StoreWriter
-from desktop_rt.live.embedded_server import lower_thread_priority, start_embedded_server
+from desktop_rt.live.embedded_server import EmbeddedServer
 from desktop_rt.live.session import LiveSession, LiveSettings
 from desktop_rt.ui.bridge import EngineBridge, ServerState, SessionClosed, StoreProblem
 
@@ -57,11 +58,13 @@ class AppController(QObject):
 
     listening_changed = Signal(bool)
     talking_changed = Signal(bool)
+    recording_changed = Signal(bool)  # audio is going to a session (push-to-talk held, hands-free)
     mode_changed = Signal(str)
     clients_changed = Signal(int)
     settings_changed = Signal(object)
     shut_down = Signal()
     _stopped = Signal()  # a stop_listening() helper finished (emitted from that thread)
+    _finished = Signal()  # the shutdown helper's last act (emitted from that thread)
 
     def __init__(
         self,
@@ -78,25 +81,36 @@ class AppController(QObject):
         self.settings = settings
         self.bridge = EngineBridge(self)
         self._source_factory = source_factory
-        self._backend_factory = backend_factory
         self._persist = persist_settings
-        self._owns_backend = owns_backend
-        self._server_backend: AsrBackend | None = None
-        self.server: RealtimeServer | None = None
+        self.engine = EmbeddedServer(
+            backend_factory, self.bridge.publish, owns_backend=owns_backend
+        )
+        self._server_usable = False
+        self._awaiting_restart = False
         self.server_state = ServerState("stopped", settings.transcription.model_id)
         self.live: LiveSession | None = None
-        self._listening = False
-        self._talking = False
+        self._listening = self._talking = self._recording = False
         self._shutting_down = False
         self._stopping: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
+        self._shutdown_thread: threading.Thread | None = None
         self.stopped = threading.Event()
-        """Set once :meth:`shutdown` finished (everything saved, server stopped)."""
+        """Set once :meth:`shutdown` finished (everything saved, server and helpers stopped)."""
         self._start_pending = False
         self._open_sessions: set[str] = set()
         self._sessions_cond = threading.Condition()
-        self.writer: StoreWriter | None = None
+        self.writer = self._open_writer(history_path)
+        self.bridge.server_state.connect(self._on_server_state)
+        self._stopped.connect(self._after_stop)
+        self._finished.connect(self._after_shutdown)
+        self._clients_timer = QTimer(self)
+        self._clients_timer.setInterval(1000)
+        self._clients_timer.timeout.connect(self._poll_clients)
+        self._clients = 0
+
+    def _open_writer(self, history_path: Path | None) -> StoreWriter | None:
         try:
-            self.writer = StoreWriter(
+            return StoreWriter(
                 history_path,
                 on_error=lambda exc: self.bridge.publish(StoreProblem(str(exc))),
                 on_recovered=lambda: self.bridge.publish(StoreProblem("")),
@@ -105,12 +119,7 @@ class AppController(QObject):
             log.error("history unavailable: %s", exc)
             message = f"{exc} History is not saved in this session."
             QTimer.singleShot(0, lambda: self.bridge.store_problem.emit(message))
-        self.bridge.server_state.connect(self._on_server_state)
-        self._stopped.connect(self._after_stop)
-        self._clients_timer = QTimer(self)
-        self._clients_timer.setInterval(1000)
-        self._clients_timer.timeout.connect(self._poll_clients)
-        self._clients = 0
+            return None
 
     # ---- state -------------------------------------------------------------------------------
 
@@ -123,55 +132,53 @@ class AppController(QObject):
         return self._talking
 
     @property
+    def recording(self) -> bool:
+        """Audio goes to the session: listening, and hands-free or the talk key held."""
+        return self._recording
+
+    @property
     def mode(self) -> str:
         return self.settings.audio.mode
+
+    @property
+    def server(self) -> RealtimeServer | None:
+        """The running server, while new sessions may use it."""
+        return self.engine.server if self._server_usable else None
 
     @property
     def history_path(self) -> Path | None:
         return self.writer.path if self.writer is not None else None
 
+    def _update_recording(self) -> None:
+        on = self._listening and (self.mode == HANDS_FREE or self._talking)
+        if on != self._recording:
+            self._recording = on
+            self.recording_changed.emit(on)
+
+    def _spawn(self, name: str, target: Callable[[], None]) -> threading.Thread:
+        """Run ``target`` on a helper thread that :meth:`shutdown` waits for."""
+        self._threads = [t for t in self._threads if t.is_alive()]
+        thread = threading.Thread(target=target, name=name, daemon=True)
+        self._threads.append(thread)
+        thread.start()
+        return thread
+
     # ---- server ------------------------------------------------------------------------------
 
     def start(self) -> None:
         """Load the model and start the server (helper thread); listening starts when ready."""
-        spec = self.settings.transcription.model_id
-        self.bridge.publish(ServerState("starting", spec, message="Loading the speech model…"))
-        threading.Thread(
-            target=self._start_server, args=(self.settings,), name="desktop-rt-start", daemon=True
-        ).start()
-
-    def _start_server(self, settings: Settings) -> None:
-        from desktop_rt.engine.models.kinds import describe_model
-        from desktop_rt.engine.server.server import ServerError
-
-        lower_thread_priority()  # the server, worker and model threads inherit it
-        spec = settings.transcription.model_id
-        model = describe_model(spec)
-        srv = settings.server
-        try:
-            backend = self._backend_factory(spec)
-        except (DesktopRtError, OSError, RuntimeError, ValueError) as exc:
-            self.bridge.publish(
-                ServerState("failed", model, message=f"The speech model could not be loaded: {exc}")
-            )
-            return
-        self._server_backend = backend
-        try:
-            server, note = start_embedded_server(srv, model, backend)
-        except ServerError as exc:
-            self._close_backend()
-            self.bridge.publish(ServerState("failed", model, message=str(exc)))
-            return
-        self.server = server
-        self.bridge.publish(ServerState("ready", model, server.url, server.port, srv.api_key, note))
+        s = self.settings
+        self.engine.start(s.server, s.transcription.model_id, "Loading the speech model…")
 
     @Slot(object)
     def _on_server_state(self, state: ServerState) -> None:
         self.server_state = state
-        if state.state == "ready":
+        if state.state == "starting":
+            self._awaiting_restart = False
+        if state.state == "ready" and not (self._awaiting_restart or self._shutting_down):
+            self._server_usable = True
             self._clients_timer.start()
-            if not self._shutting_down:
-                self.start_listening()
+            self.start_listening()
 
     def _poll_clients(self) -> None:
         server = self.server
@@ -185,7 +192,8 @@ class AppController(QObject):
 
     def start_listening(self) -> None:
         """Open a new recording session and start the microphone."""
-        if self._listening or self.server is None or self._shutting_down:
+        server = self.server
+        if self._listening or server is None or self._shutting_down:
             return
         if self._stopping is not None:  # the microphone is still closing: start right after
             self._start_pending = True
@@ -199,7 +207,7 @@ class AppController(QObject):
             self.bridge.publish(SourceStatus(LOST, "audio source", str(exc)))
             return
         live = LiveSession(
-            self.server,
+            server,
             source,
             LiveSettings.from_settings(self.settings),
             writer=self.writer,
@@ -213,15 +221,16 @@ class AppController(QObject):
         self.live = live
         self._listening = True
         # One line on stderr (the app logs at INFO) that tools can wait for: bench/bench_app.py.
-        log.info("ready to listen: %s, server %s", self.server_state.model, self.server.url)
+        log.info("ready to listen: %s, server %s", self.server_state.model, server.url)
         self.listening_changed.emit(True)
+        self._update_recording()
 
     def _session_closed(self, uid: str) -> None:
         """A live session ended (server thread): its last transcript is saved."""
-        with self._sessions_cond:
+        self.bridge.publish(SessionClosed(uid))
+        with self._sessions_cond:  # last: shutdown() may delete the bridge once this is seen
             self._open_sessions.discard(uid)
             self._sessions_cond.notify_all()
-        self.bridge.publish(SessionClosed(uid))
 
     def stop_listening(self) -> threading.Thread | None:
         """Stop the microphone and finish the session (its last turn is transcribed and saved)."""
@@ -234,15 +243,14 @@ class AppController(QObject):
             self._talking = False
             self.talking_changed.emit(False)
         self.listening_changed.emit(False)
+        self._update_recording()
 
         def finish() -> None:
             live.stop()  # commits a turn still held, then ends the input
             self._stopped.emit()
 
-        thread = threading.Thread(target=finish, name="desktop-rt-stop", daemon=True)
-        self._stopping = thread
-        thread.start()
-        return thread
+        self._stopping = self._spawn("desktop-rt-stop", finish)
+        return self._stopping
 
     @Slot()
     def _after_stop(self) -> None:
@@ -258,6 +266,13 @@ class AppController(QObject):
         else:
             self.start_listening()
 
+    def retry_microphone(self) -> None:
+        """Close the audio source (on a helper thread: a hung driver cannot block the window)
+        and open it again; for a microphone that went silent or was lost."""
+        if self._listening:
+            self.stop_listening()
+        self.start_listening()  # right away, or as soon as the old source has closed
+
     # ---- push-to-talk and mode ---------------------------------------------------------------
 
     def talk_down(self) -> None:
@@ -266,6 +281,7 @@ class AppController(QObject):
         self._talking = True
         self.live.talk_down()
         self.talking_changed.emit(True)
+        self._update_recording()
 
     def talk_up(self) -> None:
         if not self._talking:
@@ -274,20 +290,21 @@ class AppController(QObject):
         if self.live is not None:
             self.live.talk_up()
         self.talking_changed.emit(False)
+        self._update_recording()
 
     def set_mode(self, mode: str) -> None:
         if mode not in (PUSH_TO_TALK, HANDS_FREE) or mode == self.mode:
             return
-        if self._talking:
-            self.talk_up()
         self.apply_settings(self.settings.with_group(audio=replace(self.settings.audio, mode=mode)))
-        self.mode_changed.emit(mode)
 
     # ---- settings ----------------------------------------------------------------------------
 
     def apply_settings(self, settings: Settings, save: bool = True) -> None:
         """Use ``settings`` from now on: the session, the microphone and the server follow."""
         old, self.settings = self.settings, settings
+        mode_changed = old.audio.mode != settings.audio.mode
+        if mode_changed:
+            self.talk_up()
         if save and self._persist:
             try:
                 save_settings(settings)
@@ -303,37 +320,33 @@ class AppController(QObject):
             settings.transcription.model_id,
         ):
             self.restart_server()
+        if mode_changed:
+            self.mode_changed.emit(settings.audio.mode)
+            self._update_recording()
         self.settings_changed.emit(settings)
 
     def restart_server(self) -> None:
         """Stop listening and the server (helper thread), then start both with the new settings."""
-        server, self.server = self.server, None
+        self._server_usable = False
+        self._awaiting_restart = True
         stopping = self.stop_listening() or self._stopping
         self._clients_timer.stop()
 
         def restart() -> None:
             if stopping is not None:
                 stopping.join()
-            if server is not None:
-                self._wait_sessions_closed(10.0)
-                server.stop()
-                self._close_backend()
+            self._wait_sessions_closed(10.0)
+            self.engine.stop()
             if not self._shutting_down:
+                s = self.settings
                 self.bridge.publish(
                     ServerState(
-                        "starting",
-                        self.settings.transcription.model_id,
-                        message="Restarting the server…",
+                        "starting", s.transcription.model_id, message="Restarting the server…"
                     )
                 )
-                self._start_server(self.settings)
+                self.engine.start_here(s.server, s.transcription.model_id)
 
-        threading.Thread(target=restart, name="desktop-rt-restart", daemon=True).start()
-
-    def _close_backend(self) -> None:
-        backend, self._server_backend = self._server_backend, None
-        if backend is not None and self._owns_backend:
-            backend.close()
+        self._spawn("desktop-rt-restart", restart)
 
     def _wait_sessions_closed(self, timeout: float) -> bool:
         with self._sessions_cond:
@@ -342,27 +355,37 @@ class AppController(QObject):
     # ---- shutdown ----------------------------------------------------------------------------
 
     def shutdown(self) -> None:
-        """Save everything and stop; emits :attr:`shut_down` when done (never blocks)."""
+        """Save everything and stop; emits :attr:`shut_down` when done (never blocks).
+
+        The helper threads are joined in order (microphone, restarts, the server's start, the
+        sessions' last transcripts, the history writer); the last thing the shutdown helper does
+        is to post :attr:`_finished`, and the UI thread joins it before :attr:`stopped` and
+        :attr:`shut_down`. So no helper thread touches a Qt object once those are out.
+        """
         if self._shutting_down:
             return
         self._shutting_down = True
+        self._server_usable = False
         self._clients_timer.stop()
-        stopping = self.stop_listening() or self._stopping
-        server, self.server = self.server, None
+        self.stop_listening()
+        helpers = list(self._threads)
         writer = self.writer
 
         def finish() -> None:
-            if stopping is not None:
-                stopping.join()
+            for thread in helpers:
+                thread.join()
             self._wait_sessions_closed(20.0)  # the last turn is transcribed and saved
-            if server is not None:
-                server.stop()
-                self._close_backend()
+            self.engine.stop()
             if writer is not None:
                 writer.flush()
                 writer.close()
-            self.stopped.set()
-            with contextlib.suppress(RuntimeError):  # the controller was deleted: nobody waits
-                self.shut_down.emit()
+            self._finished.emit()
 
-        threading.Thread(target=finish, name="desktop-rt-shutdown", daemon=True).start()
+        self._shutdown_thread = self._spawn("desktop-rt-shutdown", finish)
+
+    @Slot()
+    def _after_shutdown(self) -> None:
+        if self._shutdown_thread is not None:
+            self._shutdown_thread.join()
+        self.stopped.set()
+        self.shut_down.emit()

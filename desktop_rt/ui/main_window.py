@@ -1,29 +1,21 @@
-"""The main window: live captions, talk button and mode, level meter, status; history in a tab.
+"""The main window: the Live tab (ui/live_page.py) and History in tabs, the status panel, menus.
 
 Widgets render what the controller's bridge emits and forward user actions to the controller;
-they never merge text or write files.
+they never merge text or write files. Space is the talk key while the Live tab's talk target has
+focus (ui/talk_key.py). While audio is recorded the title bar and the History tab say so.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QCloseEvent, QGuiApplication, QIcon, QKeyEvent
+from PySide6.QtCore import QByteArray, Signal
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QIcon
 from PySide6.QtWidgets import (
-    QAbstractSpinBox,
     QApplication,
-    QButtonGroup,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
     QMainWindow,
     QMessageBox,
-    QPlainTextEdit,
-    QPushButton,
-    QSpinBox,
     QTabWidget,
-    QTextEdit,
     QVBoxLayout,
     QWidget,
 )
@@ -31,14 +23,17 @@ from PySide6.QtWidgets import (
 from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, Settings
 from desktop_rt.ui.bridge import ServerState
 from desktop_rt.ui.controller import AppController
-from desktop_rt.ui.shortcuts import TALK_KEY, help_text, make_action
-from desktop_rt.ui.widgets.caption_view import CaptionView
+from desktop_rt.ui.live_page import LivePage, describe
+from desktop_rt.ui.shortcuts import help_text, make_action
+from desktop_rt.ui.talk_key import TalkKeyFilter, enable_detectable_auto_repeat
+from desktop_rt.ui.theme import ThemeColors, ThemeManager
 from desktop_rt.ui.widgets.history_view import HistoryView
-from desktop_rt.ui.widgets.level_meter import LevelMeter
 from desktop_rt.ui.widgets.overlay import CaptionOverlay
 from desktop_rt.ui.widgets.status_panel import StatusPanel
 
-__all__ = ["MainWindow"]
+__all__ = ["MainWindow", "TITLE"]
+
+TITLE = "desktop-rt — live captions"
 
 
 class MainWindow(QMainWindow):
@@ -49,39 +44,60 @@ class MainWindow(QMainWindow):
     def __init__(self, controller: AppController, icon: QIcon | None = None):
         super().__init__()
         self.controller = controller
-        self.setWindowTitle("desktop-rt — live captions")
+        self.setWindowTitle(TITLE)
         if icon is not None:
             self.setWindowIcon(icon)
         settings = controller.settings
-        self.captions = CaptionView(font_size=settings.captions.font_size)
-        self.level_meter = LevelMeter(threshold=settings.vad.threshold)
+        self.theme = ThemeManager(self)
+        self.live = LivePage(settings)
+        live = self.live
+        self.captions, self.level_meter, self.speech_label = (
+            live.captions,
+            live.level_meter,
+            live.speech_label,
+        )
+        self.listen_button, self.ptt_button, self.hf_button = (
+            live.listen_button,
+            live.ptt_button,
+            live.hf_button,
+        )
+        self.font_spin, self.overlay_button, self.talk_button = (
+            live.font_spin,
+            live.overlay_button,
+            live.talk_button,
+        )
         self.status_panel = StatusPanel()
         self.history = HistoryView(controller.history_path)
         self.overlay = CaptionOverlay(settings.overlay)
-        self._build(settings)
+        self._build()
         self._connect()
-        self._apply_mode(settings.audio.mode)
-        self._set_listening(controller.listening)
+        self.theme.apply(settings.appearance.theme)
+        self._on_settings(settings)
+        live.set_mode(settings.audio.mode)
+        live.set_listening(controller.listening)
         if settings.window.geometry:
             self.restoreGeometry(QByteArray.fromHex(settings.window.geometry.encode()))
         else:
             self.resize(900, 640)
+        self.talk_key = TalkKeyFilter(
+            self, self._is_talk_target, controller.talk_down, controller.talk_up
+        )
         app = QApplication.instance()
         if app is not None:
-            app.installEventFilter(self)
+            app.installEventFilter(self.talk_key)
+        self.detectable_auto_repeat = enable_detectable_auto_repeat()
+        self.captions.setFocus()
 
     # ---- layout ------------------------------------------------------------------------------
 
-    def _build(self, settings: Settings) -> None:
-        live = QWidget()
-        layout = QVBoxLayout(live)
-        layout.setContentsMargins(10, 8, 10, 6)
-        layout.addLayout(self._build_top(settings))
-        layout.addWidget(self.captions, 1)
-        layout.addLayout(self._build_bottom())
+    def _build(self) -> None:
         self.tabs = QTabWidget()
-        self.tabs.addTab(live, "Live")
+        self.tabs.addTab(self.live, "Live")
         self.tabs.addTab(self.history, "History")
+        describe(self.tabs, "Views", "Live captions (Ctrl+1) or the saved history (Ctrl+2).")
+        describe(
+            self.tabs.tabBar(), "Views", "Live captions (Ctrl+1) or the saved history (Ctrl+2)."
+        )
         central = QWidget()
         outer = QVBoxLayout(central)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -90,64 +106,6 @@ class MainWindow(QMainWindow):
         outer.addWidget(self.status_panel)
         self.setCentralWidget(central)
         self._build_menus()
-
-    def _build_top(self, settings: Settings) -> QHBoxLayout:
-        """Listen button, mode switch, text size and overlay toggle."""
-        top = QHBoxLayout()
-        self.listen_button = QPushButton("● Start listening")
-        self.listen_button.setObjectName("listenButton")
-        self.listen_button.setCheckable(True)
-        self.ptt_button = QPushButton("Push-to-talk")
-        self.ptt_button.setObjectName("modeLeft")
-        self.hf_button = QPushButton("Hands-free")
-        self.hf_button.setObjectName("modeRight")
-        self.mode_group = QButtonGroup(self)
-        for button in (self.ptt_button, self.hf_button):
-            button.setCheckable(True)
-            self.mode_group.addButton(button)
-        self.font_spin = QSpinBox()
-        self.font_spin.setRange(10, 72)
-        self.font_spin.setValue(settings.captions.font_size)
-        self.font_spin.setSuffix(" pt")
-        self.font_spin.setToolTip("Caption size (Ctrl+= / Ctrl+-)")
-        self.overlay_button = QPushButton("Overlay")
-        self.overlay_button.setCheckable(True)
-        self.overlay_button.setChecked(settings.overlay.enabled)
-        for widget in (self.listen_button, self.ptt_button, self.hf_button, self.overlay_button):
-            widget.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        top.addWidget(self.listen_button)
-        top.addSpacing(12)
-        mode_row = QHBoxLayout()
-        mode_row.setSpacing(0)
-        mode_row.addWidget(self.ptt_button)
-        mode_row.addWidget(self.hf_button)
-        top.addLayout(mode_row)
-        top.addStretch(1)
-        top.addWidget(QLabel("Text size"))
-        top.addWidget(self.font_spin)
-        top.addWidget(self.overlay_button)
-        return top
-
-    def _build_bottom(self) -> QHBoxLayout:
-        """The talk button and the level meter."""
-        bottom = QHBoxLayout()
-        self.talk_button = QPushButton("Hold to talk  (Space)")
-        self.talk_button.setObjectName("talkButton")
-        self.talk_button.setMinimumHeight(46)
-        self.talk_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        meter_box = QVBoxLayout()
-        meter_box.setSpacing(2)
-        meter_title = QLabel("Microphone level, and voice (the line is the hands-free threshold)")
-        meter_title.setStyleSheet("color: #7d8699; font-size: 11px;")
-        self.speech_label = QLabel("")
-        self.speech_label.setStyleSheet("color: #3b6fd8; font-size: 11px;")
-        meter_box.addWidget(meter_title)
-        meter_box.addWidget(self.level_meter)
-        meter_box.addWidget(self.speech_label)
-        bottom.addWidget(self.talk_button, 2)
-        bottom.addSpacing(12)
-        bottom.addLayout(meter_box, 3)
-        return bottom
 
     def _build_menus(self) -> None:
         c = self.controller
@@ -158,6 +116,7 @@ class MainWindow(QMainWindow):
         )
         listen.addAction(self.listen_action)
         listen.addAction(make_action(self, "mode", "Switch mode", self._toggle_mode))
+        listen.addAction("Retry microphone", c.retry_microphone)
         listen.addSeparator()
         listen.addAction(make_action(self, "quit", "Quit", self.close))
         view = bar.addMenu("&View")
@@ -198,44 +157,46 @@ class MainWindow(QMainWindow):
         QMessageBox.about(self, "About desktop-rt", self.about_text())
 
     def _connect(self) -> None:
-        c, b = self.controller, self.controller.bridge
+        c, b, live = self.controller, self.controller.bridge, self.live
         b.caption.connect(self.captions.show_turn)
         b.caption.connect(self.overlay.show_turn)
         b.level.connect(self.level_meter.set_reading)
-        b.speech.connect(self._on_speech)
+        b.speech.connect(live.set_speech)
         b.error.connect(self.status_panel.show_message)
         b.mic_status.connect(self.status_panel.set_mic)
         b.server_state.connect(self._on_server_state)
         b.store_problem.connect(self._on_store_problem)
-        b.session_closed.connect(self._on_session_closed)
+        b.session_closed.connect(lambda _uid: self.history.refresh())
         c.listening_changed.connect(self._set_listening)
-        c.talking_changed.connect(self._set_talking)
-        c.mode_changed.connect(self._apply_mode)
+        c.talking_changed.connect(live.set_talking)
+        c.recording_changed.connect(self._set_recording)
+        c.mode_changed.connect(live.set_mode)
         c.clients_changed.connect(self.status_panel.set_clients)
         c.settings_changed.connect(self._on_settings)
+        self.status_panel.retry.connect(self._retry)
         self.listen_button.clicked.connect(lambda: c.toggle_listening())
-        self.ptt_button.clicked.connect(lambda: c.set_mode(PUSH_TO_TALK))
-        self.hf_button.clicked.connect(lambda: c.set_mode(HANDS_FREE))
+        self.ptt_button.clicked.connect(lambda: self._choose_mode(PUSH_TO_TALK))
+        self.hf_button.clicked.connect(lambda: self._choose_mode(HANDS_FREE))
         self.talk_button.pressed.connect(c.talk_down)
         self.talk_button.released.connect(c.talk_up)
         self.font_spin.valueChanged.connect(self._font_changed)
         self.overlay_button.toggled.connect(self._overlay_toggled)
         self.overlay.moved.connect(self._overlay_moved)
-        self.status_panel.set_server(c.server_state)
+        self.theme.changed.connect(self._on_theme)
+        self._on_server_state(c.server_state)
         if self.overlay_button.isChecked():
             self.overlay.show()
 
     # ---- rendering ---------------------------------------------------------------------------
 
+    def _is_talk_target(self, widget: QWidget | None) -> bool:
+        if self.tabs.currentWidget() is not self.live:
+            return False
+        return widget is self or widget is self.tabs.tabBar() or self.live.is_talk_target(widget)
+
     def _on_server_state(self, state: ServerState) -> None:
         self.status_panel.set_server(state)
-        self.listen_button.setEnabled(state.state == "ready")
-
-    def _on_speech(self, on: bool) -> None:
-        self.speech_label.setText("hearing speech…" if on else "")
-
-    def _on_session_closed(self, _uid: str) -> None:
-        self.history.refresh()
+        self.live.set_server(state)
 
     def _on_store_problem(self, message: str) -> None:
         if message:
@@ -244,41 +205,40 @@ class MainWindow(QMainWindow):
             self.status_panel.show_message("History is being saved again.", error=False)
 
     def _set_listening(self, on: bool) -> None:
-        self.listen_button.setChecked(on)
-        self.listen_button.setText("■ Stop listening" if on else "● Start listening")
-        self.talk_button.setEnabled(on and self.controller.mode == PUSH_TO_TALK)
+        self.live.set_listening(on)
         if not on:
-            self.level_meter.reset()
             self.status_panel.set_mic(None)
 
-    def _set_talking(self, on: bool) -> None:
-        self.talk_button.setProperty("talking", on)
-        self.talk_button.setText("Talking… release to finish" if on else "Hold to talk  (Space)")
-        self.talk_button.style().unpolish(self.talk_button)
-        self.talk_button.style().polish(self.talk_button)
+    def _set_recording(self, on: bool) -> None:
+        self.setWindowTitle(f"● Recording — {TITLE}" if on else TITLE)
+        index = self.tabs.indexOf(self.history)
+        self.tabs.setTabText(index, "History  ● Recording" if on else "History")
+        self.tabs.setTabToolTip(index, "Audio is being recorded now" if on else "")
 
-    def _apply_mode(self, mode: str) -> None:
-        self.ptt_button.setChecked(mode == PUSH_TO_TALK)
-        self.hf_button.setChecked(mode == HANDS_FREE)
-        hands_free = mode == HANDS_FREE
-        self.talk_button.setEnabled(not hands_free and self.controller.listening)
-        self.talk_button.setText(
-            "Hands-free: just speak" if hands_free else "Hold to talk  (Space)"
-        )
-        self.captions.setPlaceholderText(
-            "Just speak: a pause ends each turn."
-            if hands_free
-            else "Hold Space or the Talk button, and speak."
-        )
+    def _retry(self) -> None:
+        self.status_panel.show_message("Reopening the microphone…", error=False, mic=True)
+        self.controller.retry_microphone()
 
     def _on_settings(self, settings: Settings) -> None:
         self.level_meter.set_threshold(settings.vad.threshold)
         if self.font_spin.value() != settings.captions.font_size:
             self.font_spin.setValue(settings.captions.font_size)
+        if settings.appearance.theme != self.theme.theme:
+            self.theme.apply(settings.appearance.theme)
+        self.captions.set_font_family(settings.appearance.font_family)
+        self.overlay.set_font_family(settings.appearance.font_family)
         self.overlay.apply(settings.overlay)
         self.overlay_button.setChecked(settings.overlay.enabled)
 
+    def _on_theme(self, colors: ThemeColors) -> None:
+        self.overlay.set_colors(colors)
+        self.captions.restyle()
+
     # ---- actions -----------------------------------------------------------------------------
+
+    def _choose_mode(self, mode: str) -> None:
+        self.controller.set_mode(mode)
+        self.live.set_mode(self.controller.mode)  # a click on the checked one unchecked it
 
     def _toggle_mode(self) -> None:
         c = self.controller
@@ -312,6 +272,7 @@ class MainWindow(QMainWindow):
         self.controller.bridge.level.connect(dialog.level_meter.set_reading)
         if dialog.exec():
             self.controller.apply_settings(dialog.result_settings())
+        dialog.deleteLater()
 
     def open_models(self) -> None:
         from desktop_rt.ui.dialogs.models_dialog import ModelsDialog
@@ -319,41 +280,7 @@ class MainWindow(QMainWindow):
         dialog = ModelsDialog(self.controller.settings, self)
         if dialog.exec():
             self.controller.apply_settings(dialog.result_settings())
-
-    # ---- push-to-talk with the space bar -----------------------------------------------------
-
-    def _typing(self) -> bool:
-        focus = QApplication.focusWidget()
-        if isinstance(focus, (QLineEdit, QPlainTextEdit, QAbstractSpinBox)):
-            return True
-        return isinstance(focus, QTextEdit) and not focus.isReadOnly()
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt naming
-        kind = event.type()
-        if kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease) and isinstance(event, QKeyEvent):
-            if event.key() == TALK_KEY and self.isActiveWindow() and not self._typing():
-                if event.isAutoRepeat():
-                    return True
-                if kind == QEvent.Type.KeyPress:
-                    self.controller.talk_down()
-                else:
-                    self.controller.talk_up()
-                return True
-        elif kind == QEvent.Type.WindowDeactivate and watched is self:
-            self.controller.talk_up()  # a release the window will never see
-        return False
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - for a press sent to the window itself
-        if event.key() == TALK_KEY and not event.isAutoRepeat():
-            self.controller.talk_down()
-            return
-        super().keyPressEvent(event)
-
-    def keyReleaseEvent(self, event: QKeyEvent) -> None:  # noqa: N802
-        if event.key() == TALK_KEY and not event.isAutoRepeat():
-            self.controller.talk_up()
-            return
-        super().keyReleaseEvent(event)
+        dialog.deleteLater()
 
     # ---- closing -----------------------------------------------------------------------------
 
@@ -365,7 +292,8 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt naming
         app = QApplication.instance()
         if app is not None:
-            app.removeEventFilter(self)
+            app.removeEventFilter(self.talk_key)
+        self.talk_key.cancel()
         self.save_geometry()
         self.overlay.close()
         self.history.close_store()

@@ -18,7 +18,8 @@ class Shortcut:
 
 
 TALK_KEY = Qt.Key.Key_Space
-"""Hold to talk (push-to-talk) while the window has focus and no text field is being edited."""
+"""Hold to talk (push-to-talk) while the Live view's captions, talk button or tab has focus
+(ui/talk_key.py); anywhere else Space types a space or presses the focused button."""
 
 SHORTCUTS: dict[str, Shortcut] = {
     "listen": Shortcut("Ctrl+L", "Start or stop listening"),

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from desktop_rt.engine.audio.sources import LOST, OPEN, FileAudioSource
+from desktop_rt.engine.audio.sources import LOST, OPEN, SILENT, FileAudioSource
 from desktop_rt.live.capture import CaptureFeed
-from tests.support.capture_support import SessionRecorder, tone
+from tests.support.capture_support import SessionRecorder, StallingFileSource, tone
 from tests.support.clips import DATA
 
 
@@ -134,3 +134,40 @@ def test_a_slow_consumer_drops_the_oldest_blocks_not_the_newest():
         gate.set()
         feed.stop()
     assert feed.dropped_blocks > 0
+
+
+def test_a_source_that_stops_delivering_is_reported_silent_and_the_turn_is_committed():
+    """Issue 17: a stalled driver showed "listening" for 8 s; now SILENT after a second."""
+    source = StallingFileSource(tone(3.0), pace=1.0)
+    sink, marks, statuses = SessionRecorder(), [], []
+    feed = CaptureFeed(
+        source, sink, on_turn=marks.append, on_status=statuses.append, measure_speech=False
+    )
+    feed.start()
+    try:
+        feed.talk_down()
+        while feed.clock < 0.3:
+            assert feed.flush()
+        source.stall()
+        stalled_at = time.monotonic()
+        deadline = stalled_at + 5
+        while SILENT not in [s.state for s in statuses] and time.monotonic() < deadline:
+            assert feed.flush()
+            source.finished.wait(0.02)
+        assert SILENT in [s.state for s in statuses]
+        assert 0.9 < time.monotonic() - stalled_at < 2.5
+        silent = next(s for s in statuses if s.state == SILENT)
+        assert f"no audio from {source.name}" in silent.message.lower()
+        assert [c[0] for c in sink.calls] == ["append", "commit"]  # the words so far are final
+        source.resume()
+        while [s.state for s in statuses][-1] != OPEN:
+            assert feed.flush()
+            source.finished.wait(0.02)
+        clock = feed.clock
+        while feed.clock < clock + 0.3:
+            assert feed.flush()
+        feed.talk_up()
+        assert feed.flush()
+    finally:
+        feed.stop()
+    assert [m.kind for m in marks] == ["started", "committed", "committed"]

@@ -148,3 +148,51 @@ def test_feed_maps_session_audio_back_to_its_clock_across_push_to_talk_gaps():
     assert origins and origins[0] >= 0.5
     assert feed.clock_at(0.0) == pytest.approx(down1, abs=0.03)
     assert feed.clock_at(sent1 + 0.01) == pytest.approx(down2 + 0.01, abs=0.03)
+
+
+def test_non_speech_output_never_reaches_captions_or_history(writer):
+    """Issue 17: a tentative run of underscores drew lines across the captions; tags were saved."""
+    rec = TranscriptRecorder("s1", writer, mode="push_to_talk")
+    [c] = rec.handle(TranscriptionTentative("i1", " ________________________________"))
+    assert c.text == ""
+    [c] = rec.handle(TranscriptionDelta("i1", " [MUSIC]"))
+    assert c.committed == "" and saved_turns(writer) == []  # a turn of sound tags is not saved
+    rec.handle(TranscriptionDelta("i1", " Ever tried."))
+    [c] = rec.handle(TranscriptionTentative("i1", " (breath) Ever ____"))
+    assert (c.committed, c.tentative) == (" Ever tried.", " Ever")
+    [c] = rec.handle(
+        TranscriptionCompleted("i1", " [MUSIC] Ever tried. Ever failed. (breath)", 4.0)
+    )
+    assert c.committed == " Ever tried. Ever failed."
+    [t] = saved_turns(writer)
+    assert t.text == " Ever tried. Ever failed."
+    assert rec.committed_text == "Ever tried. Ever failed."
+
+
+def test_the_session_records_every_mode_used_not_only_the_first(writer):
+    """Issue 17: a session switched from push-to-talk to hands-free kept "push_to_talk"."""
+    rec = TranscriptRecorder("s1", writer, mode="push_to_talk")
+    rec.turn_mark(TurnMark("started", 0.0))
+    rec.turn_mark(TurnMark("committed", 2.0))
+    rec.handle(InputAudioBufferCommitted("a", None))
+    rec.handle(TranscriptionCompleted("a", "First turn.", 2.0))
+    assert writer.flush()
+    with TranscriptStore(writer.path) as store:
+        assert store.sessions()[0].mode == "push_to_talk"
+    rec.handle(InputAudioBufferSpeechStarted("b", 3000))  # the user switched to hands-free
+    rec.handle(TranscriptionCompleted("b", "Second turn.", 1.0))
+    rec.end()
+    assert writer.flush()
+    with TranscriptStore(writer.path) as store:
+        [session] = store.sessions()
+    assert session.mode == "push_to_talk,hands_free"
+    assert session.modes == ("push_to_talk", "hands_free")
+
+
+def test_a_session_that_starts_hands_free_says_so(writer):
+    rec = TranscriptRecorder("s1", writer, mode="push_to_talk")  # the mode it was opened in
+    rec.handle(InputAudioBufferSpeechStarted("a", 500))
+    rec.handle(TranscriptionCompleted("a", "Hello.", 1.0))
+    assert writer.flush()
+    with TranscriptStore(writer.path) as store:
+        assert store.sessions()[0].mode == "hands_free"

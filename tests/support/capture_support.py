@@ -1,4 +1,5 @@
-"""Helpers for the capture tests: a collector of source output, a recording sink, a tone."""
+"""Helpers for the capture tests: a collector of source output, a recording sink, a tone, and a
+file source that can stall like a hung driver."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import threading
 
 import numpy as np
 
-from desktop_rt.engine.audio.sources import SourceStatus
+from desktop_rt.engine.audio.sources import FileAudioSource, SourceStatus
 
 
 class Collector:
@@ -61,3 +62,24 @@ class SessionRecorder:
 def tone(seconds: float, rate: int = 16000) -> np.ndarray:
     t = np.arange(int(seconds * rate)) / rate
     return (0.3 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)
+
+
+class StallingFileSource(FileAudioSource):
+    """A file replayed as a microphone that can stop delivering blocks without closing or saying
+    anything (:meth:`stall`), as a hung driver does, and start again (:meth:`resume`)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._flowing = threading.Event()
+        self._flowing.set()
+
+    def stall(self) -> None:
+        self._flowing.clear()
+
+    def resume(self) -> None:
+        self._flowing.set()
+
+    def _next_block(self) -> np.ndarray:
+        while not self._flowing.wait(0.05) and not self._stop.is_set():
+            pass
+        return super()._next_block()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from desktop_rt.config import PUSH_TO_TALK, AudioSettings, ServerSettings, Settings
@@ -38,4 +39,28 @@ def make_app(qtbot, tmp_path, whisper_backend):
     for app in apps:
         app.window.close()
         qtbot.waitUntil(app.controller.stopped.is_set, timeout=60_000)
-        app.window.deleteLater()
+        app.dispose()
+
+
+@pytest.fixture
+def idle_app(qtbot, tmp_path):
+    """A window, controller and tray whose server is never started (no model is loaded)."""
+
+    def no_model(_spec):
+        raise AssertionError("this test loads no model")
+
+    app = build_app(
+        settings=Settings().with_group(
+            server=ServerSettings(port=0), audio=AudioSettings(mode=PUSH_TO_TALK)
+        ),
+        source_factory=lambda _settings: FileAudioSource(np.zeros(16000, dtype=np.float32)),
+        backend_factory=no_model,
+        history_path=tmp_path / "history.sqlite3",
+        persist_settings=False,
+    )
+    app.window.show()
+    qtbot.waitExposed(app.window)
+    yield app
+    with qtbot.waitSignal(app.controller.shut_down, timeout=10_000):
+        app.window.close()
+    app.dispose()

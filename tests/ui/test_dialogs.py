@@ -65,3 +65,17 @@ def test_settings_dialog_keeps_a_remembered_device_that_is_unplugged(qtbot):
     qtbot.addWidget(dialog)
     assert "not connected" in dialog.device.currentText()
     assert dialog.result_settings().audio.input_device == "Headset"
+
+
+def test_settings_dialog_theme_and_font(qtbot):
+    dialog = SettingsDialog(Settings(), devices=DEVICES)
+    qtbot.addWidget(dialog)
+    assert dialog.theme.currentData() == "system" and dialog.font_family.currentData() is None
+    dialog.theme.setCurrentIndex(dialog.theme.findData("high_contrast"))
+    family = dialog.font_family.itemData(1)
+    dialog.font_family.setCurrentIndex(1)
+    result = dialog.result_settings()
+    assert result.appearance.theme == "high_contrast" and result.appearance.font_family == family
+    again = SettingsDialog(result, devices=DEVICES)
+    qtbot.addWidget(again)
+    assert again.result_settings() == result

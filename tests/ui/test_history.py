@@ -162,3 +162,32 @@ def test_empty_history_says_so(tmp_path, qtbot):
     assert view.title.text() == "No saved sessions yet."
     assert not view.export_button.isEnabled()
     view.close_store()
+
+
+def test_a_search_with_no_match_says_so(history, qtbot):
+    """Issue 17: an empty search said "No saved sessions yet."."""
+    with qtbot.waitSignal(history.loaded, timeout=5_000):
+        history.search.setText("zebra crossing")
+    assert history.sessions.count() == 0
+    assert history.title.text() == "No session matches “zebra crossing”."
+    with qtbot.waitSignal(history.loaded, timeout=5_000):
+        history.search.clear()
+    assert history.sessions.count() == 2
+
+
+def test_non_speech_saved_by_older_versions_is_not_shown(tmp_path, qtbot):
+    path = tmp_path / "history.sqlite3"
+    with TranscriptStore(path) as store:
+        store.begin_session("s1", started_at="2026-03-01T09:00:00+01:00")
+        store.save_turn("s1", "a", text=" [MUSIC] Hello there. ____", start=0.0, completed=True)
+        store.save_turn("s1", "b", text=" (breath)", start=2.0, completed=True)
+    view = HistoryView(path)
+    qtbot.addWidget(view)
+    with qtbot.waitSignal(view.loaded):
+        view.show()
+    try:
+        assert shown_turns(view) == ["[00:00]  Hello there."]
+        with TranscriptStore(path) as store:
+            assert store.transcript(store.sessions()[0].id).text == "Hello there."
+    finally:
+        view.close_store()

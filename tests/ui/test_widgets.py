@@ -171,3 +171,31 @@ def test_caption_view_keeps_only_the_last_turns_on_screen(qtbot):
     assert view.committed_text() == "Turn 4 revised. Turn 5. Turn"
     current = view.document().findBlockByNumber(2).blockFormat()
     assert current.topMargin() > view.document().findBlockByNumber(1).blockFormat().topMargin()
+
+
+def _paragraph_lines(view: CaptionView, number: int) -> int:
+    block = view.document().findBlockByNumber(number)
+    view.document().documentLayout().blockBoundingRect(block)
+    return block.layout().lineCount()
+
+
+def test_tentative_text_never_makes_the_captions_jump_more_than_a_line(qtbot):
+    """Issue 17: a long tentative run drew three lines at once and made the view jump."""
+    view = CaptionView(font_size=18)
+    qtbot.addWidget(view)
+    view.resize(420, 300)
+    view.show()
+    qtbot.waitExposed(view)
+    view.show_turn(CaptionTurn("a", 0, "Earlier turn.", final=True))
+    view.show_turn(CaptionTurn("b", 1, "", " " + "word " * 60))
+    assert _paragraph_lines(view, 1) == 1
+    lines = [1]
+    committed = ""
+    for n in range(12):
+        committed += " said"
+        view.show_turn(CaptionTurn("b", 1, committed, " " + "word " * (60 + n)))
+        lines.append(_paragraph_lines(view, 1))
+    assert all(b - a <= 1 for a, b in zip(lines, lines[1:], strict=False)), lines
+    assert max(lines) >= 2  # the tentative words still show, a line at a time
+    view.show_turn(CaptionTurn("b", 1, committed + " done.", "", final=True))
+    assert view.document().findBlockByNumber(1).text().endswith("said done.")

@@ -2,7 +2,8 @@
 
 :func:`list_input_devices` lists the inputs PortAudio sees. :class:`SoundDeviceSource` is an
 :class:`~desktop_rt.engine.audio.sources.AudioSource`: a supervisor thread opens the device, reports
-a stream that ended or stalled as LOST, and reopens the same device when it is back.
+a stream that ended or stalled as LOST (before it closes the stream, which can hang on a broken
+driver), and reopens the same device when it is back.
 """
 
 from __future__ import annotations
@@ -196,9 +197,8 @@ class SoundDeviceSource(ThreadedSource):
             self._stop.wait(min(0.25, self.stall_seconds / 4))
             stalled = time.monotonic() - self._last_block > self.stall_seconds
             if not stream.active or stalled:
-                self._close(stream)
-                stream = None
                 lost_reported = True
+                # Report first: closing a stream on a hung driver can hang too.
                 on_status(
                     SourceStatus(
                         LOST,
@@ -207,6 +207,8 @@ class SoundDeviceSource(ThreadedSource):
                         "The text so far is kept; listening resumes when it is back.",
                     )
                 )
+                self._close(stream)
+                stream = None
         if stream is not None:
             self._close(stream)
         on_status(SourceStatus(CLOSED, self.name))

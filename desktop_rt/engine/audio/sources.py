@@ -2,7 +2,8 @@
 
 An :class:`AudioSource` is started with ``on_block(samples)``, which must return at once (the
 consumer, :class:`desktop_rt.live.capture.CaptureFeed`, only queues the block), and
-``on_status(SourceStatus)``: opening, open, lost, ended (a file reached its end), closed. It
+``on_status(SourceStatus)``: opening, open, lost, ended (a file reached its end), closed (and
+silent, which the consumer's watchdog reports when blocks stop coming without a word). It
 delivers float32 mono blocks at its ``samplerate`` on a thread of its own. The real microphone is
 :class:`~desktop_rt.engine.audio.microphone.SoundDeviceSource`; :class:`FileAudioSource` replays
 a file at wall-clock pace (or a multiple) and can simulate the device going away and coming back.
@@ -24,6 +25,7 @@ from desktop_rt.core_types import SAMPLE_RATE
 __all__ = [
     "OPENING",
     "OPEN",
+    "SILENT",
     "LOST",
     "ENDED",
     "CLOSED",
@@ -36,11 +38,13 @@ __all__ = [
 ]
 
 OPENING, OPEN, LOST, ENDED, CLOSED = "opening", "open", "lost", "ended", "closed"
+SILENT = "silent"
+"""Open, but no audio arrived for a while (a stalled driver); reported by the consumer's watchdog."""
 
 
 @dataclass(frozen=True)
 class SourceStatus:
-    """``state`` is one of OPENING, OPEN, LOST, ENDED, CLOSED; ``message`` is for people."""
+    """``state`` is one of OPENING, OPEN, SILENT, LOST, ENDED, CLOSED; ``message`` is for people."""
 
     state: str
     device: str

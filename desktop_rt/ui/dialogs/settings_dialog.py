@@ -1,7 +1,8 @@
-"""Settings: input device, mode and hands-free sensitivity (with a live meter), text, overlay,
-language, and the embedded server (port, API key, allowed origins).
+"""Settings: input device, mode and hands-free sensitivity (with a live meter), text, theme and
+font, overlay, language, and the embedded server (port, API key, allowed origins).
 
 The dialog edits a copy; :meth:`SettingsDialog.result_settings` gives the new :class:`Settings`.
+Every field has a label with a mnemonic (its buddy) and an accessible name of its own.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -31,7 +33,14 @@ from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, Settings
 from desktop_rt.engine.audio.microphone import InputDevice, list_input_devices
 from desktop_rt.ui.widgets.level_meter import LevelMeter
 
-__all__ = ["SettingsDialog", "LANGUAGES"]
+__all__ = ["SettingsDialog", "LANGUAGES", "THEME_NAMES"]
+
+THEME_NAMES = {
+    "system": "Follow the system (light or dark)",
+    "light": "Light",
+    "dark": "Dark",
+    "high_contrast": "High contrast (yellow on black)",
+}
 
 LANGUAGES = [
     (None, "Detect automatically"),
@@ -52,6 +61,25 @@ LANGUAGES = [
     ("ar", "Arabic"),
     ("hi", "Hindi"),
 ]
+
+
+def _row(form: QFormLayout, label: str, field: QWidget | QHBoxLayout, buddy: QWidget) -> None:
+    """A form row whose label (with its mnemonic) names ``buddy``, for keyboard and screen readers."""
+    text = QLabel(label)
+    text.setBuddy(buddy)
+    buddy.setAccessibleName(label.replace("&", ""))
+    form.addRow(text, field)
+
+
+def font_combo(current: str | None) -> QComboBox:
+    combo = QComboBox()
+    combo.addItem("System font", None)
+    for family in QFontDatabase.families():
+        combo.addItem(family, family)
+    if current and combo.findData(current) < 0:
+        combo.addItem(f"{current} (not installed)", current)
+    combo.setCurrentIndex(max(0, combo.findData(current)))
+    return combo
 
 
 def language_combo(current: str | None) -> QComboBox:
@@ -83,6 +111,13 @@ class SettingsDialog(QDialog):
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
+        for which, text in (
+            (QDialogButtonBox.StandardButton.Ok, "&OK"),
+            (QDialogButtonBox.StandardButton.Cancel, "&Cancel"),
+        ):
+            button = buttons.button(which)
+            button.setText(text)
+            button.setAccessibleName(text.replace("&", ""))
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
@@ -99,61 +134,73 @@ class SettingsDialog(QDialog):
                 f"{settings.audio.input_device} (not connected)", settings.audio.input_device
             )
         self.device.setCurrentIndex(max(0, self.device.findData(settings.audio.input_device)))
-        form.addRow("Input device", self.device)
+        _row(form, "&Input device", self.device, self.device)
         self.mode = QComboBox()
         self.mode.addItem("Push-to-talk: hold Space or the Talk button", PUSH_TO_TALK)
         self.mode.addItem("Hands-free: a pause ends each turn", HANDS_FREE)
         self.mode.setCurrentIndex(self.mode.findData(settings.audio.mode))
-        form.addRow("Mode", self.mode)
+        _row(form, "&Mode", self.mode, self.mode)
         self.threshold = QSlider(Qt.Orientation.Horizontal)
         self.threshold.setRange(5, 95)
         self.threshold.setValue(round(settings.vad.threshold * 100))
+        self.threshold.setAccessibleDescription(
+            "How sure the voice detector must be before hands-free starts a turn."
+        )
         self.threshold_label = QLabel()
         row = QHBoxLayout()
         row.addWidget(self.threshold, 1)
         row.addWidget(self.threshold_label)
-        form.addRow("Voice threshold", row)
+        _row(form, "Voice &threshold", row, self.threshold)
         self.level_meter = LevelMeter(threshold=settings.vad.threshold)
+        self.level_meter.setAccessibleName("Live level")
         form.addRow("Live level", self.level_meter)
         self.silence = QSpinBox()
         self.silence.setRange(100, 10_000)
         self.silence.setSingleStep(100)
         self.silence.setSuffix(" ms")
         self.silence.setValue(settings.vad.silence_duration_ms)
-        form.addRow("Pause that ends a turn", self.silence)
+        _row(form, "&Pause that ends a turn", self.silence, self.silence)
         self.padding = QSpinBox()
         self.padding.setRange(0, 2000)
         self.padding.setSingleStep(50)
         self.padding.setSuffix(" ms")
         self.padding.setValue(settings.vad.prefix_padding_ms)
-        form.addRow("Audio kept before speech", self.padding)
+        _row(form, "Audio kept &before speech", self.padding, self.padding)
         self.threshold.valueChanged.connect(self._threshold_changed)
         self._threshold_changed(self.threshold.value())
         return audio
 
     def _captions_group(self, settings: Settings) -> QGroupBox:
-        text = QGroupBox("Captions")
+        text = QGroupBox("Captions and theme")
         form = QFormLayout(text)
         self.font_size = QSpinBox()
         self.font_size.setRange(8, 96)
         self.font_size.setValue(settings.captions.font_size)
         self.font_size.setSuffix(" pt")
-        form.addRow("Text size", self.font_size)
+        _row(form, "Te&xt size", self.font_size, self.font_size)
+        self.font_family = font_combo(settings.appearance.font_family)
+        _row(form, "&Font", self.font_family, self.font_family)
+        self.theme = QComboBox()
+        for key, name in THEME_NAMES.items():
+            self.theme.addItem(name, key)
+        self.theme.setCurrentIndex(max(0, self.theme.findData(settings.appearance.theme)))
+        _row(form, "T&heme", self.theme, self.theme)
         self.language = language_combo(settings.transcription.language)
-        form.addRow("Language", self.language)
-        self.overlay = QCheckBox("Show the always-on-top caption overlay")
+        _row(form, "&Language", self.language, self.language)
+        self.overlay = QCheckBox("Show the always-on-top caption o&verlay")
         self.overlay.setChecked(settings.overlay.enabled)
+        self.overlay.setAccessibleName("Show the caption overlay")
         form.addRow(self.overlay)
         self.overlay_font = QSpinBox()
         self.overlay_font.setRange(8, 120)
         self.overlay_font.setSuffix(" pt")
         self.overlay_font.setValue(settings.overlay.font_size)
-        form.addRow("Overlay text size", self.overlay_font)
+        _row(form, "Overla&y text size", self.overlay_font, self.overlay_font)
         self.overlay_opacity = QDoubleSpinBox()
         self.overlay_opacity.setRange(0.1, 1.0)
         self.overlay_opacity.setSingleStep(0.05)
         self.overlay_opacity.setValue(settings.overlay.opacity)
-        form.addRow("Overlay background opacity", self.overlay_opacity)
+        _row(form, "Overlay back&ground opacity", self.overlay_opacity, self.overlay_opacity)
         return text
 
     def _server_group(self, settings: Settings) -> QGroupBox:
@@ -163,23 +210,25 @@ class SettingsDialog(QDialog):
         self.port.setRange(0, 65535)
         self.port.setValue(settings.server.port)
         self.port.setToolTip("0 picks a free port")
-        form.addRow("Port on 127.0.0.1", self.port)
-        self.require_key = QCheckBox("Require an API key")
+        _row(form, "Po&rt on 127.0.0.1", self.port, self.port)
+        self.require_key = QCheckBox("Require an &API key")
         self.require_key.setChecked(bool(settings.server.api_key))
+        self.require_key.setAccessibleName("Require an API key")
         self.api_key = QLineEdit(settings.server.api_key or "")
         self.api_key.setPlaceholderText("the key clients must send")
-        generate = QPushButton("Generate")
-        generate.clicked.connect(lambda: self.api_key.setText(Settings.new_api_key()))
+        self.generate = QPushButton("Ge&nerate")
+        self.generate.setAccessibleName("Generate a new API key")
+        self.generate.clicked.connect(lambda: self.api_key.setText(Settings.new_api_key()))
         key_row = QHBoxLayout()
         key_row.addWidget(self.api_key, 1)
-        key_row.addWidget(generate)
+        key_row.addWidget(self.generate)
         form.addRow(self.require_key)
-        form.addRow("API key", key_row)
+        _row(form, "API &key", key_row, self.api_key)
         self.origins = QLineEdit(", ".join(settings.server.allowed_origins))
         self.origins.setPlaceholderText(
             "e.g. http://localhost:3000 (browsers from other origins are refused)"
         )
-        form.addRow("Allowed web origins", self.origins)
+        _row(form, "Allowed &web origins", self.origins, self.origins)
         self.require_key.toggled.connect(self._key_toggled)
         self._key_toggled(self.require_key.isChecked())
         return server
@@ -210,6 +259,11 @@ class SettingsDialog(QDialog):
                 prefix_padding_ms=self.padding.value(),
             ),
             captions=replace(s.captions, font_size=self.font_size.value()),
+            appearance=replace(
+                s.appearance,
+                theme=self.theme.currentData(),
+                font_family=self.font_family.currentData(),
+            ),
             overlay=replace(
                 s.overlay,
                 enabled=self.overlay.isChecked(),

@@ -1,16 +1,22 @@
 """Live captions: one paragraph per turn, committed words in full colour, tentative words dimmed.
 
-The turn being spoken is set apart (a tinted block with a marker); earlier turns are plain
-paragraphs. Updates touch only the paragraph of the turn that changed, so an hour of captions
-costs the same per word as the first minute, and only the last :attr:`CaptionView.max_turns` turns
-stay on screen (the history keeps every one), so memory stays flat however long it runs. The view follows new text while the user is at the
-bottom; scrolling up stops that (and shows a "Jump to latest" button) until they return.
+The turn being spoken is set apart (a tinted block); earlier turns are plain paragraphs. Updates
+touch only the changed paragraph, and only the last :attr:`CaptionView.max_turns` turns stay on
+screen (the history keeps every one), so cost and memory stay flat however long it runs.
+Tentative words fill at most one line more than the paragraph had, so the view never jumps by
+more than a line per update. The view follows new text while the user is at the bottom (else a
+"Jump to latest" button shows). Committed words are announced to screen readers, rate-limited
+(:class:`~desktop_rt.ui.widgets.announcements.AnnouncementQueue`); :attr:`announced` echoes them.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+import time
+
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import (
+    QAccessible,
+    QAccessibleAnnouncementEvent,
     QColor,
     QFont,
     QPalette,
@@ -22,6 +28,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QPushButton, QTextEdit, QWidget
 
 from desktop_rt.live.transcript_recorder import CaptionTurn
+from desktop_rt.ui.widgets.announcements import AnnouncementQueue
 
 __all__ = ["CaptionView"]
 
@@ -33,9 +40,14 @@ class CaptionView(QTextEdit):
     """Read-only caption area. Feed it :class:`CaptionTurn` values with :meth:`show_turn`."""
 
     following_changed = Signal(bool)
+    announced = Signal(str)  # committed words just announced to screen readers
 
     def __init__(
-        self, parent: QWidget | None = None, font_size: int = 20, max_turns: int = MAX_TURNS
+        self,
+        parent: QWidget | None = None,
+        font_size: int = 20,
+        max_turns: int = MAX_TURNS,
+        announce_interval: float = 2.0,
     ):
         super().__init__(parent)
         self.max_turns = max(1, max_turns)
@@ -47,15 +59,23 @@ class CaptionView(QTextEdit):
             Qt.TextInteractionFlag.TextSelectableByMouse
             | Qt.TextInteractionFlag.TextSelectableByKeyboard
         )
-        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.setCursorWidth(0)  # selectable from the keyboard, but no blinking caret
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setTabChangesFocus(True)
         self.setPlaceholderText("Hold Space or the Talk button, and speak.")
         self.document().setDocumentMargin(18)
         self._blocks: dict[str, int] = {}  # item id -> block number
+        self._lines: dict[str, int] = {}  # item id -> lines its paragraph showed last
         self._turns: dict[str, CaptionTurn] = {}
+        self._announcements = AnnouncementQueue(announce_interval)
+        self._announce_timer = QTimer(self)
+        self._announce_timer.setSingleShot(True)
+        self._announce_timer.timeout.connect(self._announce)
         self._current: str | None = None
         self._follow = True
         self._jump = QPushButton("↓ Jump to latest", self)
         self._jump.setCursor(Qt.CursorShape.PointingHandCursor)
+        self._jump.setAccessibleName("Jump to the latest captions")
         self._jump.setStyleSheet("QPushButton { padding: 4px 10px; border-radius: 10px; }")
         self._jump.hide()
         self._jump.clicked.connect(self.scroll_to_latest)
@@ -75,6 +95,20 @@ class CaptionView(QTextEdit):
         self.setFont(font)
         self.document().setDefaultFont(font)
 
+    def set_font_family(self, family: str | None) -> None:
+        """Use ``family`` for the captions (None or "": the application's font)."""
+        font = QFont(self.font())
+        font.setFamily(family or QFont().family())
+        self.setFont(font)
+        self.document().setDefaultFont(font)
+
+    def restyle(self) -> None:
+        """Draw every turn again in the palette now in force (after a theme change)."""
+        turns = self.turns()
+        self.clear_captions()
+        for turn in turns:
+            self.show_turn(turn)
+
     def font_size(self) -> int:
         return self.font().pointSize()
 
@@ -84,6 +118,7 @@ class CaptionView(QTextEdit):
     def clear_captions(self) -> None:
         self.clear()
         self._blocks.clear()
+        self._lines.clear()
         self._turns.clear()
         self._dropped.clear()
         self._current = None
@@ -113,12 +148,15 @@ class CaptionView(QTextEdit):
                 QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor
             )
             cursor.removeSelectedText()
-        cursor.insertText(
-            turn.committed.lstrip() if turn.committed else "", self._committed_format()
-        )
+        committed = turn.committed.lstrip() if turn.committed else ""
+        cursor.insertText(committed, self._committed_format())
         tentative = turn.tentative if turn.committed else turn.tentative.lstrip()
         if tentative:
             cursor.insertText(tentative, self._tentative_format())
+        self._limit_lines(turn.item_id, len(committed))
+        if committed:
+            self._announcements.committed(turn.item_id, committed)
+            self._announce()
         if new:
             if self._current in self._blocks:
                 self._style_block(self._current, current=False)
@@ -129,6 +167,44 @@ class CaptionView(QTextEdit):
             self._drop_oldest()
         if self._follow:
             self.scroll_to_latest()
+
+    def _limit_lines(self, item_id: str, committed_chars: int) -> None:
+        """Cut the tentative tail of a paragraph to one line more than it showed before (and
+        never more than one line past its committed words)."""
+        block = self.document().findBlockByNumber(self._blocks[item_id])
+        self.document().documentLayout().blockBoundingRect(block)  # lays the paragraph out now
+        layout = block.layout()
+        count = layout.lineCount()
+        if count == 0:
+            return
+        last_committed = layout.lineForTextPosition(max(0, committed_chars - 1)).lineNumber()
+        before = self._lines.get(item_id, 0)
+        limit = min(last_committed + 1, max(last_committed, before))
+        if count - 1 > limit:
+            line = layout.lineAt(limit)
+            cut = max(committed_chars, line.textStart() + line.textLength())
+            cursor = QTextCursor(block)
+            cursor.setPosition(block.position() + cut)
+            cursor.movePosition(
+                QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor
+            )
+            cursor.removeSelectedText()
+            self.document().documentLayout().blockBoundingRect(block)
+            count = block.layout().lineCount()
+        self._lines[item_id] = count
+
+    def _announce(self) -> None:
+        """Tell screen readers the committed words queued, unless that was done too recently."""
+        now = time.monotonic()
+        text = self._announcements.take(now)
+        if text:
+            event = QAccessibleAnnouncementEvent(self, text)
+            event.setPoliteness(QAccessible.AnnouncementPoliteness.Polite)
+            QAccessible.updateAccessibility(event)
+            self.announced.emit(text)
+        due = self._announcements.due(now)
+        if due is not None and not self._announce_timer.isActive():
+            self._announce_timer.start(max(1, round(due * 1000)))
 
     def scroll_to_latest(self) -> None:
         bar = self.verticalScrollBar()
@@ -180,6 +256,7 @@ class CaptionView(QTextEdit):
     def _remove(self, item_id: str) -> None:
         number = self._blocks.pop(item_id, None)
         self._turns.pop(item_id, None)
+        self._lines.pop(item_id, None)
         if number is None:
             return
         block = self.document().findBlockByNumber(number)

@@ -54,10 +54,11 @@ class HistoryJobs(QObject):
         future = self._worker.submit(job)
         future.add_done_callback(lambda done: self._answer((on_done, on_error), done))
 
-    def close(self) -> None:
-        """Stop the worker once the jobs given so far ran (does not wait for them)."""
+    def close(self, timeout: float | None = None) -> None:
+        """Stop the worker once the jobs given so far ran; ``timeout`` None: do not wait for
+        that, else wait that long for its thread to end (before deleting this object)."""
         self.closed = True
-        self._worker.close()
+        self._worker.close(timeout)
 
     def _answer(self, callbacks: object, future: Future[Any]) -> None:
         with contextlib.suppress(RuntimeError):  # the view was deleted meanwhile: nobody asks

@@ -9,7 +9,6 @@ action in the status line and a warning box. Signals for callers and tests: :att
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -34,47 +33,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_rt.errors import DesktopRtError
 from desktop_rt.history.export import FORMATS, write_transcript
+from desktop_rt.history.speech_text import clean_speech_text
 from desktop_rt.history.store import SessionRow, TranscriptStore, TurnRow
 from desktop_rt.ui.widgets.history_jobs import HistoryJobs
+from desktop_rt.ui.widgets.history_text import FORMAT_NAMES, clock, error_message, session_label
 
 __all__ = ["HistoryView"]
 
-log = logging.getLogger(__name__)
-
 T = TypeVar("T")
-
-_FORMAT_NAMES = {
-    "txt": "Plain text",
-    "srt": "SubRip subtitles",
-    "vtt": "WebVTT subtitles",
-    "json": "JSON with word times",
-    "md": "Markdown",
-}
-
-
-def _clock(seconds: float) -> str:
-    seconds = int(max(0.0, seconds))
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
-
-
-def _session_label(row: SessionRow) -> str:
-    when = row.started_at[:16].replace("T", " ")
-    title = row.title or when
-    preview = " ".join(row.preview.split())
-    preview = preview if len(preview) <= 48 else preview[:47].rstrip() + "…"
-    turns = f"{row.turn_count} turn{'s' if row.turn_count != 1 else ''}"
-    return f"{title}\n{when} · {turns}\n{preview}" if row.title else f"{title} · {turns}\n{preview}"
-
-
-def _message(exc: Exception) -> str:
-    if isinstance(exc, DesktopRtError):
-        return str(exc)
-    log.error("history job failed", exc_info=exc)
-    return f"The history could not be read or written: {exc}"
 
 
 class HistoryView(QWidget):
@@ -117,21 +84,38 @@ class HistoryView(QWidget):
         self.title = QLabel()
         self.title.setStyleSheet("font-size: 16px; font-weight: 600;")
         self.status = QLabel()
+        self.status.setObjectName("secondaryText")
         self.status.setWordWrap(True)
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)  # no known length: a moving bar
         self.busy.setMaximumHeight(6)
         self.busy.setTextVisible(False)
-        self.rename_button = QPushButton("Rename…")
-        self.delete_button = QPushButton("Delete…")
-        self.copy_turn_button = QPushButton("Copy turn")
-        self.copy_all_button = QPushButton("Copy all")
-        self.export_button = QPushButton("Export…")
+        self.rename_button = QPushButton("&Rename…")
+        self.delete_button = QPushButton("&Delete…")
+        self.copy_turn_button = QPushButton("Copy t&urn")
+        self.copy_all_button = QPushButton("Copy &all")
+        self.export_button = QPushButton("E&xport…")
+        self._describe()
         menu = QMenu(self.export_button)
         for fmt in FORMATS:
-            label = f"{_FORMAT_NAMES.get(fmt, fmt)} (.{fmt})"
+            label = f"{FORMAT_NAMES.get(fmt, fmt)} (.{fmt})"
             menu.addAction(label, partial(self.export_dialog, fmt))
         self.export_button.setMenu(menu)
+
+    def _describe(self) -> None:
+        for widget, name, description in (
+            (self.search, "Search sessions", "Shows the sessions whose title or text has this."),
+            (self.sessions, "Saved sessions", "Saved sessions, newest first."),
+            (self.turns, "Turns", "The turns of the selected session, with their start times."),
+            (self.rename_button, "Rename session", "Gives the selected session a title."),
+            (self.delete_button, "Delete session", "Deletes the selected session and its text."),
+            (self.copy_turn_button, "Copy turn", "Copies the selected turns' text."),
+            (self.copy_all_button, "Copy all", "Copies the whole text of the session."),
+            (self.export_button, "Export", "Saves the session as text or subtitles."),
+        ):
+            widget.setAccessibleName(name)
+            widget.setAccessibleDescription(description)
+            widget.setToolTip(description)
 
     def _build_layout(self) -> None:
         left = QWidget()
@@ -197,19 +181,22 @@ class HistoryView(QWidget):
             self._set_status("")
 
     def _set_status(self, text: str, *, error: bool = False, transient: bool = True) -> None:
-        self.status.setStyleSheet("color: #c8463d;" if error else "color: palette(mid);")
+        if self.status.property("error") != error:  # coloured by the theme's style sheet
+            self.status.setProperty("error", error)
+            self.status.style().unpolish(self.status)
+            self.status.style().polish(self.status)
         self.status.setText(text)
         self.status.setVisible(bool(text))
         self.status.setProperty("transient", transient and not error)
 
     def _read_failed(self, exc: Exception) -> None:
-        message = _message(exc)
+        message = error_message(exc)
         self.title.setText(message)
         self._set_status(message, error=True)
         self.failed.emit(message)
 
     def _action_failed(self, exc: Exception) -> None:
-        message = _message(exc)
+        message = error_message(exc)
         self._set_status(message, error=True)
         box = QMessageBox(
             QMessageBox.Icon.Warning, "desktop-rt", message, QMessageBox.StandardButton.Ok, self
@@ -235,7 +222,7 @@ class HistoryView(QWidget):
         self.sessions.blockSignals(True)
         self.sessions.clear()
         for row in rows:
-            item = QListWidgetItem(_session_label(row))
+            item = QListWidgetItem(session_label(row))
             item.setData(Qt.ItemDataRole.UserRole, row.id)
             self.sessions.addItem(item)
             if row.id == selected:
@@ -271,7 +258,10 @@ class HistoryView(QWidget):
         session_id = self.selected_session_id()
         if session_id is None:
             self.turns.clear()
-            self.title.setText("No saved sessions yet.")
+            query = self.search.text().strip()
+            self.title.setText(
+                f"No session matches “{query}”." if query else "No saved sessions yet."
+            )
             self._set_enabled(False)
             self.loaded.emit()
             return
@@ -292,10 +282,11 @@ class HistoryView(QWidget):
         self.turns.clear()
         self.title.setText(row.display_title)
         for turn in turns:
-            if not turn.text.strip():
+            text = clean_speech_text(turn.text).strip()
+            if not text:
                 continue
-            item = QListWidgetItem(f"[{_clock(turn.start)}]  {turn.text.strip()}")
-            item.setData(Qt.ItemDataRole.UserRole, turn.text.strip())
+            item = QListWidgetItem(f"[{clock(turn.start)}]  {text}")
+            item.setData(Qt.ItemDataRole.UserRole, text)
             self.turns.addItem(item)
         self._set_enabled(True)
         self.loaded.emit()
@@ -384,12 +375,13 @@ class HistoryView(QWidget):
             or "transcript"
         )
         path, _ = QFileDialog.getSaveFileName(
-            self, "Export transcript", f"{name}.{fmt}", f"{_FORMAT_NAMES.get(fmt, fmt)} (*.{fmt})"
+            self, "Export transcript", f"{name}.{fmt}", f"{FORMAT_NAMES.get(fmt, fmt)} (*.{fmt})"
         )
         if path:
             self.export(session_id, path, fmt)
 
-    def close_store(self) -> None:
-        """Let the history thread finish what it was given, then stop it."""
+    def close_store(self, timeout: float | None = None) -> None:
+        """Let the history thread finish what it was given, then stop it (waiting ``timeout``
+        seconds for that; None: not at all)."""
         if self.jobs is not None:
-            self.jobs.close()
+            self.jobs.close(timeout)

@@ -83,7 +83,7 @@ class LevelMeter(QWidget):
         w, h = self.width(), self.height()
         gap = 3
         bar_h = (h - gap) / 2
-        trough = QColor("#e3e7ee")
+        trough = pal.color(QPalette.ColorRole.Midlight)
         for row in range(2):
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(trough)
@@ -95,7 +95,11 @@ class LevelMeter(QWidget):
         painter.setPen(QPen(level_color.darker(130), 2))
         painter.drawLine(int(peak_x), 1, int(peak_x), int(bar_h) - 1)
         speaking = self._speech >= self._threshold
-        speech_color = pal.color(QPalette.ColorRole.Highlight) if speaking else QColor("#8a94a6")
+        speech_color = (
+            pal.color(QPalette.ColorRole.Highlight)
+            if speaking
+            else pal.color(QPalette.ColorRole.Mid)
+        )
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(speech_color)
         painter.drawRoundedRect(QRectF(0, bar_h + gap, w * self._speech, bar_h), 3, 3)

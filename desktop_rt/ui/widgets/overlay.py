@@ -2,7 +2,8 @@
 
 It shows the newest turn (committed words bright, tentative words dimmed) over whatever is on
 screen, e.g. a video call. Drag it anywhere; its place is remembered (``moved`` carries the
-geometry, hex-encoded).
+geometry, hex-encoded). Its colours follow the theme (:meth:`CaptionOverlay.set_colors`): a dark
+strip, a light one, or opaque black with yellow text in high contrast.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import QWidget
 
 from desktop_rt.config import OverlaySettings
 from desktop_rt.live.transcript_recorder import CaptionTurn
+from desktop_rt.ui.theme import ThemeColors
 
 __all__ = ["CaptionOverlay"]
 
@@ -48,6 +50,8 @@ class CaptionOverlay(QWidget):
         self._tentative = ""
         self._item: str | None = None
         self._drag: QPoint | None = None
+        self._family: str | None = None
+        self._colors = ("#0c0e14", "#ffffff", "#a7adb8", False)  # background, text, dim, opaque
         settings = settings if settings is not None else OverlaySettings()
         self._settings = settings
         self.resize(900, 120)
@@ -61,6 +65,7 @@ class CaptionOverlay(QWidget):
     def apply(self, settings: OverlaySettings) -> None:
         self._settings = settings
         font = QFont(self.font())
+        font.setFamily(self._family or QFont().family())
         font.setPointSize(settings.font_size)
         font.setWeight(QFont.Weight.DemiBold)
         self.setFont(font)
@@ -68,6 +73,25 @@ class CaptionOverlay(QWidget):
         if settings.geometry:
             self.restoreGeometry(QByteArray.fromHex(settings.geometry.encode()))
         self.update()
+
+    def set_font_family(self, family: str | None) -> None:
+        self._family = family or None
+        self.apply(self._settings)
+
+    def set_colors(self, colors: ThemeColors) -> None:
+        """Paint in the theme's overlay colours (high contrast: always opaque)."""
+        self._colors = (
+            colors.overlay_bg,
+            colors.overlay_text,
+            colors.overlay_dim,
+            colors.high_contrast,
+        )
+        self.update()
+
+    @property
+    def colors(self) -> tuple[str, str, str]:
+        """Background, committed text and tentative text colours in use."""
+        return self._colors[0], self._colors[1], self._colors[2]
 
     @property
     def text(self) -> str:
@@ -90,7 +114,10 @@ class CaptionOverlay(QWidget):
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QColor(12, 14, 20, int(255 * self._settings.opacity)))
+        background, text, dim, opaque = self._colors
+        fill = QColor(background)
+        fill.setAlphaF(1.0 if opaque else self._settings.opacity)
+        painter.setBrush(fill)
         painter.drawRoundedRect(QRectF(self.rect()).adjusted(1, 1, -1, -1), 14, 14)
         doc = QTextDocument()
         doc.setDefaultFont(self.font())
@@ -98,9 +125,9 @@ class CaptionOverlay(QWidget):
         committed = _escape(self._committed.lstrip())
         tentative = _escape(self._tentative if self._committed else self._tentative.lstrip())
         if not (committed or tentative):
-            committed = '<span style="color:#9aa3b2">Captions will appear here</span>'
+            committed = f'<span style="color:{dim}">Captions will appear here</span>'
         doc.setHtml(
-            f'<div style="color:white">{committed}<span style="color:#a7adb8">{tentative}</span></div>'
+            f'<div style="color:{text}">{committed}<span style="color:{dim}">{tentative}</span></div>'
         )
         # Keep the newest words in view: start at the first whole line that fits above the end.
         avail = self.height() - 24

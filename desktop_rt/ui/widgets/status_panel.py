@@ -1,12 +1,25 @@
-"""The status area: model, microphone, server address and key (with copy buttons), clients, errors."""
+"""The status area: model, microphone, server address and key (with copy buttons), clients, errors.
+
+A microphone that is lost or silent shows its message with a Retry button (:attr:`retry`
+signal). Colours come from the application style sheet (ui/theme.py): labels carry object names
+and an ``error`` property instead of colours of their own, so every theme keeps them readable.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
 
-from desktop_rt.engine.audio.sources import CLOSED, ENDED, LOST, OPEN, OPENING, SourceStatus
+from desktop_rt.engine.audio.sources import (
+    CLOSED,
+    ENDED,
+    LOST,
+    OPEN,
+    OPENING,
+    SILENT,
+    SourceStatus,
+)
 from desktop_rt.ui.bridge import ServerState
 
 __all__ = ["StatusPanel"]
@@ -18,8 +31,17 @@ def _dot(kind: str) -> str:
     return f'<span style="color:{_DOT[kind]}">●</span>'
 
 
+def _set_error(label: QLabel, error: bool) -> None:
+    if label.property("error") != error:
+        label.setProperty("error", error)
+        label.style().unpolish(label)
+        label.style().polish(label)
+
+
 class StatusPanel(QWidget):
     """Renders status values; the copy buttons put the URL or key on the clipboard."""
+
+    retry = Signal()  # the user asked to reopen the microphone
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -42,18 +64,28 @@ class StatusPanel(QWidget):
         self.clients_label = QLabel()
         self.copy_url = QPushButton("Copy URL")
         self.copy_key = QPushButton("Copy key")
-        for button in (self.copy_url, self.copy_key):
-            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.copy_url.clicked.connect(lambda: self._copy(self._url))
         self.copy_key.clicked.connect(lambda: self._copy(self._key))
         self.message_label = QLabel()
         self.message_label.setWordWrap(True)
-        self.message_label.setStyleSheet("color: #c8463d;")
+        self.message_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.retry_button = QPushButton("&Retry")
+        self.retry_button.clicked.connect(self.retry.emit)
         self.dismiss = QToolButton()
         self.dismiss.setText("✕")
-        self.dismiss.setToolTip("Dismiss this message")
         self.dismiss.setAutoRaise(True)
         self.dismiss.clicked.connect(self.clear_message)
+        for button, name, description in (
+            (self.copy_url, "Copy server URL", "Copies the server's address for other programs."),
+            (self.copy_key, "Copy API key", "Copies the key other programs must send."),
+            (self.retry_button, "Retry microphone", "Closes the microphone and opens it again."),
+            (self.dismiss, "Dismiss message", "Hides this message."),
+        ):
+            button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+            button.setAccessibleName(name)
+            button.setAccessibleDescription(description)
+            button.setToolTip(description)
+        self.message_label.setAccessibleName("Status message")
 
     def _build_layout(self) -> None:
         grid = QGridLayout(self)
@@ -63,7 +95,7 @@ class StatusPanel(QWidget):
 
         def title(text: str) -> QLabel:
             label = QLabel(text)
-            label.setStyleSheet("color: palette(mid);")
+            label.setObjectName("secondaryText")
             return label
 
         grid.addWidget(title("Model"), 0, 0)
@@ -84,6 +116,7 @@ class StatusPanel(QWidget):
         grid.addWidget(self.clients_label, 2, 3)
         message_row = QHBoxLayout()
         message_row.addWidget(self.message_label, 1)
+        message_row.addWidget(self.retry_button, 0, Qt.AlignmentFlag.AlignTop)
         message_row.addWidget(self.dismiss, 0, Qt.AlignmentFlag.AlignTop)
         grid.addLayout(message_row, 3, 0, 1, 4)
         grid.setColumnStretch(1, 1)
@@ -120,22 +153,30 @@ class StatusPanel(QWidget):
         if status is None:
             self.mic_label.setText(f"{_dot('off')} not listening")
             return
-        kind = {OPEN: "ok", ENDED: "ok", OPENING: "busy", LOST: "bad", CLOSED: "off"}.get(
-            status.state, "off"
-        )
+        kind = {
+            OPEN: "ok",
+            ENDED: "ok",
+            OPENING: "busy",
+            SILENT: "bad",
+            LOST: "bad",
+            CLOSED: "off",
+        }.get(status.state, "off")
         words = {
             OPEN: "listening",
             ENDED: "listening",
             OPENING: "opening…",
+            SILENT: "silent",
             LOST: "unavailable",
             CLOSED: "stopped",
         }.get(status.state, status.state)
         self.mic_label.setText(f"{_dot(kind)} {status.device} <i>({words})</i>")
-        if status.state == LOST:
+        problem = status.state in (LOST, SILENT)
+        if problem:
             self.show_message(status.message)
+            self.retry_button.setVisible(True)
         elif status.state == OPEN and self.message_label.property("mic"):
             self.clear_message()
-        self.message_label.setProperty("mic", status.state == LOST)
+        self.message_label.setProperty("mic", problem)
 
     def set_clients(self, count: int) -> None:
         self.clients_label.setText(
@@ -144,19 +185,22 @@ class StatusPanel(QWidget):
             else f"{count} other program{'s' if count != 1 else ''} connected"
         )
 
-    def show_message(self, text: str, error: bool = True) -> None:
+    def show_message(self, text: str, error: bool = True, *, mic: bool = False) -> None:
+        """Show ``text`` (red when ``error``); ``mic``: it goes once the microphone is open."""
         if not text:
             return
-        self.message_label.setStyleSheet("color: #c8463d;" if error else "color: palette(text);")
+        _set_error(self.message_label, error)
         self.message_label.setText(text)
         self.message_label.setVisible(True)
         self.dismiss.setVisible(True)
-        self.message_label.setProperty("mic", False)
+        self.retry_button.setVisible(False)
+        self.message_label.setProperty("mic", mic)
 
     def clear_message(self) -> None:
         self.message_label.clear()
         self.message_label.setVisible(False)
         self.dismiss.setVisible(False)
+        self.retry_button.setVisible(False)
 
     @property
     def message(self) -> str:

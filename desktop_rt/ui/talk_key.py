@@ -1,0 +1,129 @@
+"""Space as the hold-to-talk key of one window, robust to auto-repeat (an application event filter).
+
+:class:`TalkKeyFilter` feeds every Space press and release to a
+:class:`~desktop_rt.live.talk_hold.TalkHold` and calls ``on_down``/``on_up`` when a hold starts
+and ends; a :class:`QTimer` ends a hold once a release saw no repeat press within the grace
+period. A hold starts only while the window is active and ``is_target(focus widget)`` says the
+talk target has focus; anywhere else Space does what it normally does (types a space, presses a
+focused button). Releases and repeats of a hold are handled wherever the focus went meanwhile.
+On X11, :func:`enable_detectable_auto_repeat` asks the server to send no releases at all while
+a key is held (XKB detectable auto-repeat); the timing rule covers the servers that cannot.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import logging
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QGuiApplication, QKeyEvent
+from PySide6.QtWidgets import QApplication, QWidget
+
+from desktop_rt.live.talk_hold import TalkHold, repeat_gap_for
+from desktop_rt.ui.shortcuts import TALK_KEY
+
+__all__ = ["TalkKeyFilter", "system_repeat_gap", "enable_detectable_auto_repeat"]
+
+log = logging.getLogger(__name__)
+
+_KEYS = (QEvent.Type.KeyPress, QEvent.Type.KeyRelease)
+
+
+def enable_detectable_auto_repeat() -> bool:
+    """On X11, ask for XKB detectable auto-repeat (a held key sends presses, no releases).
+
+    Returns whether the server agreed; False on other platforms or without libX11.
+    """
+    app = QGuiApplication.instance()
+    if not isinstance(app, QGuiApplication) or QGuiApplication.platformName() != "xcb":
+        return False
+    try:
+        display = int(app.nativeInterface().display())  # type: ignore[attr-defined]
+        x11 = ctypes.CDLL(ctypes.util.find_library("X11") or "libX11.so.6")
+    except (AttributeError, OSError, RuntimeError, TypeError) as exc:
+        log.debug("no XKB detectable auto-repeat: %s", exc)
+        return False
+    if not display:
+        return False
+    set_detectable = x11.XkbSetDetectableAutoRepeat
+    set_detectable.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+    set_detectable.restype = ctypes.c_int
+    supported = ctypes.c_int(0)
+    done = set_detectable(ctypes.c_void_p(display), 1, ctypes.byref(supported))
+    return bool(done and supported.value)
+
+
+def system_repeat_gap() -> float:
+    """The grace period for this desktop's keyboard auto-repeat rate (see :func:`repeat_gap_for`)."""
+    hints = QGuiApplication.styleHints()
+    return repeat_gap_for(float(hints.keyboardAutoRepeatRateF()))
+
+
+class TalkKeyFilter(QObject):
+    """See the module docstring. Install it with ``QApplication.installEventFilter``."""
+
+    def __init__(
+        self,
+        window: QWidget,
+        is_target: Callable[[QWidget | None], bool],
+        on_down: Callable[[], None],
+        on_up: Callable[[], None],
+        repeat_gap: float | None = None,
+    ):
+        super().__init__(window)
+        self._window = window
+        self._is_target = is_target
+        self._on_down = on_down
+        self._on_up = on_up
+        self.hold = TalkHold(repeat_gap if repeat_gap is not None else system_repeat_gap())
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._timer.timeout.connect(self._expire)
+
+    def cancel(self) -> None:
+        """End a hold now (the window lost focus: its release will never arrive)."""
+        self._timer.stop()
+        if self.hold.cancel():
+            self._on_up()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt naming
+        kind = event.type()
+        if kind == QEvent.Type.WindowDeactivate and watched is self._window:
+            self.cancel()
+            return False
+        if kind not in _KEYS or not isinstance(event, QKeyEvent) or event.key() != TALK_KEY:
+            return False
+        focus = QApplication.focusWidget()
+        if focus is not None and watched is not focus and watched is not self._window:
+            return False  # the same event on its way up to a parent: judged already
+        if self.hold.held:  # whatever the focus or modifiers are now, a hold sees its release
+            self._key(kind)
+            return True
+        if event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier:
+            return False  # Shift+Space and the like are not the talk key
+        if not self._window.isActiveWindow() or not self._is_target(focus):
+            return False
+        self._key(kind)
+        return True
+
+    def _key(self, kind: QEvent.Type) -> None:
+        if kind == QEvent.Type.KeyPress:
+            self._timer.stop()
+            if self.hold.press():
+                self._on_down()
+            return
+        now = time.monotonic()
+        deadline = self.hold.release(now)
+        if deadline is not None:
+            self._timer.start(max(1, round((deadline - now) * 1000)))
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        if self.hold.expire(now):
+            self._on_up()
+        elif self.hold.deadline is not None:  # woke a little early
+            self._timer.start(max(1, round((self.hold.deadline - now) * 1000)))
