@@ -52,3 +52,24 @@ def test_transcribe_errors_are_clear(tmp_path):
     out = run_cli("transcribe", str(DATA / "beckett.wav"), "--model", "no-such-model")
     assert out.returncode == 1
     assert "Unknown model 'no-such-model'" in out.stderr
+
+
+def test_transcribe_help_documents_the_exit_status():
+    out = run_cli("transcribe", "--help")
+    assert out.returncode == 0
+    assert "exit status:" in out.stdout and "3  partial:" in out.stdout
+    assert "--speed" in out.stdout and "--quiet" in out.stdout
+
+
+@pytest.mark.slow
+def test_transcribe_a_truncated_file_exits_partial(default_model_dir, tmp_path):
+    from tests.support.bad_audio import cut_mp3, write_mp3
+    from tests.support.clips import read_clip
+
+    whole = tmp_path / "whole.mp3"
+    write_mp3(whole, read_clip("beckett"))
+    cut = cut_mp3(whole, tmp_path / "cut.mp3", 0.5, raising=True)
+    out = run_cli("transcribe", str(cut), "--quiet")
+    assert out.returncode == 3, out.stderr
+    assert "warning: the file is truncated or damaged" in out.stderr
+    assert "Traceback" not in out.stderr and "ever tried" in out.stdout.lower()

@@ -1,16 +1,20 @@
-"""``desktop-rt transcribe FILE``: replay a file through the streaming engine.
+"""``desktop-rt transcribe FILE``: a file's transcript, recognised as a whole or replayed live.
 
-The file is fed in 100 ms chunks, at ``--speed`` times realtime (default: as fast as the model
-goes), exactly as a microphone would feed it; tentative text shows live on a terminal, and the
-committed words become the transcript written to stdout or ``--output``.
+Without ``--speed`` the file is recognised as a file (:mod:`~desktop_rt.engine.asr.file_transcriber`):
+decoded in a stream, its speech cut at pauses into windows, each transcribed once, with a
+progress bar on stderr. ``--speed N`` feeds it to the streaming engine in 100 ms chunks at N x
+realtime, as a microphone would, with tentative text live on a terminal. The words become the
+transcript on stdout or in ``--output``; repairs of bad samples and an early end of the file
+are warned about on stderr, and a truncated or damaged file exits with :data:`EXIT_PARTIAL`.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from desktop_rt.core_types import SAMPLE_RATE, Word
@@ -18,20 +22,45 @@ from desktop_rt.core_types import SAMPLE_RATE, Word
 if TYPE_CHECKING:
     import numpy as np
 
+    from desktop_rt.engine.asr.backend import AsrBackend
+    from desktop_rt.engine.asr.file_transcriber import FileProgress
     from desktop_rt.engine.asr.streaming import StreamingTranscriber
+    from desktop_rt.engine.audio.file_decode import AudioFileReader
 
 CHUNK_SECONDS = 0.1
 FORMATS = ("txt", "srt", "vtt", "json", "md")
+EXIT_PARTIAL = 3
+"""Exit status of a run that transcribed a truncated or damaged file as far as it decoded."""
+
+EPILOG = f"""\
+Without --speed the file is recognised as a whole: its speech is cut at pauses into windows of
+up to 28 s, each transcribed once. --speed N replays it through the live streaming engine.
+
+Bad samples are repaired with a warning: NaN or infinite samples become silence; float audio
+beyond full scale (e.g. written at integer scale) is scaled down to it.
+
+exit status:
+  0  the whole file was transcribed
+  1  nothing was transcribed: the file, the model or an option could not be used
+  {EXIT_PARTIAL}  partial: the file is truncated or damaged; what decoded was transcribed
+"""
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("transcribe", help="transcribe an audio file through the streaming engine")
+    p = sub.add_parser(
+        "transcribe",
+        help="transcribe an audio file",
+        description="Transcribe an audio file with a local model.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("file", help="audio file (wav, flac, mp3, ...; any rate, mono or stereo)")
     p.add_argument(
         "--speed",
         type=float,
         default=0.0,
-        help="replay at N x realtime (1 = live pace); default: as fast as possible",
+        help="replay through the streaming engine at N x realtime (1: live pace, inf: as fast "
+        "as it goes); default: recognise the file as a whole",
     )
     p.add_argument(
         "--format",
@@ -53,10 +82,16 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--language", default=None, help="language code, e.g. en (default: detect)")
     p.add_argument("--prompt", default=None, help="text that conditions spelling and style")
     p.add_argument(
-        "--threads", type=int, default=0, help="CPU threads for the model (default: all cores)"
+        "--threads",
+        type=int,
+        default=0,
+        help="CPU threads for the model (default: all cores; with --speed, the model's default)",
     )
     p.add_argument(
-        "--no-live", action="store_true", help="do not show tentative text while running"
+        "--no-live", action="store_true", help="with --speed, do not show tentative text"
+    )
+    p.add_argument(
+        "--quiet", "-q", action="store_true", help="no progress output (warnings still show)"
     )
     p.set_defaults(func=run)
 
@@ -87,28 +122,78 @@ class LiveLine:
             self.stream.flush()
 
 
+class FileProgressDisplay:
+    """Whole-file progress on stderr: a bar redrawn on a terminal, a line per tenth elsewhere
+    (per minute of audio when the length is unknown), nothing when ``quiet``."""
+
+    BAR = 30
+
+    def __init__(self, stream: TextIO, *, tty: bool, quiet: bool = False):
+        self.stream = stream
+        self.tty = tty
+        self.quiet = quiet
+        self._started = time.monotonic()
+        self._step = -1
+        self._drawn = False
+
+    def update(self, progress: FileProgress) -> None:
+        if self.quiet:
+            return
+        elapsed = max(1e-6, time.monotonic() - self._started)
+        done, total = progress.done_seconds, progress.total_seconds
+        where = f"{_clock(done)} of {_clock(total)}" if total else _clock(done)
+        fraction = progress.fraction
+        pace = f"{done / elapsed:.1f}x realtime"
+        if self.tty:
+            filled = int(self.BAR * fraction) if fraction is not None else 0
+            bar = f"[{'#' * filled}{'.' * (self.BAR - filled)}] " if fraction is not None else ""
+            percent = f"{100 * fraction:3.0f}%  " if fraction is not None else ""
+            self.stream.write(f"\r\x1b[K{bar}{percent}{where}  {pace}")
+            self._drawn = True
+        else:
+            step = int(10 * fraction) if fraction is not None else int(done // 60)
+            if step <= self._step:
+                return
+            self._step = step
+            percent = f"{10 * step}% " if fraction is not None else ""
+            self.stream.write(f"desktop-rt: transcribed {percent}({where}, {pace})\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self._drawn:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
 def run(args: argparse.Namespace) -> int:
-    from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
-    from desktop_rt.engine.audio.codecs import load_audio_file
+    from desktop_rt.engine.audio.file_decode import AudioFileReader
     from desktop_rt.engine.models.kinds import open_backend
     from desktop_rt.history.export import Transcript, export, segments_from_words, write_transcript
 
     fmt = _output_format(args)
-    audio = load_audio_file(args.file)
+    reader = AudioFileReader(args.file)  # a missing or unreadable file fails before the model
+    live = args.speed > 0
+    threads = args.threads or (0 if live else os.cpu_count() or 0)
     backend = open_backend(
-        args.model, threads=args.threads, progress=_progress_printer(), mmproj=args.mmproj
+        args.model, threads=threads, progress=_progress_printer(), mmproj=args.mmproj
     )
-    transcriber = StreamingTranscriber(
-        backend, StreamingConfig(language=args.language, prompt=args.prompt)
-    )
-    live = LiveLine(sys.stderr, enabled=not args.no_live and sys.stderr.isatty())
     try:
-        words = _replay(transcriber, audio, args.speed, live)
+        if live:
+            words, language = _replay_file(backend, reader, args), args.language
+        else:
+            words, language = _recognise_file(backend, reader, args)
     finally:
-        live.close()
         backend.close()
+    for warning in reader.report.warnings():
+        print(f"desktop-rt: warning: {warning}", file=sys.stderr)
 
-    transcript = Transcript(segments=segments_from_words(words), language=args.language)
+    transcript = Transcript(segments=segments_from_words(words), language=language)
     if args.output:
         write_transcript(args.output, transcript, fmt)
         print(f"desktop-rt: wrote {args.output}", file=sys.stderr)
@@ -116,7 +201,41 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(export(transcript, fmt))
         if fmt == "txt":
             sys.stdout.write("\n")
-    return 0
+    return EXIT_PARTIAL if reader.report.partial else 0
+
+
+def _recognise_file(
+    backend: AsrBackend, reader: AudioFileReader, args: argparse.Namespace
+) -> tuple[list[Word], str | None]:
+    """Whole-file recognition with a progress display; the words and the language."""
+    from desktop_rt.engine.asr.file_transcriber import FileTranscriber
+
+    transcriber = FileTranscriber(backend, language=args.language, prompt=args.prompt)
+    progress = FileProgressDisplay(sys.stderr, tty=sys.stderr.isatty(), quiet=args.quiet)
+    try:
+        result = transcriber.transcribe(
+            reader.chunks(), total_seconds=reader.duration, progress=progress.update
+        )
+    finally:
+        progress.close()
+    return list(result.words), result.language
+
+
+def _replay_file(
+    backend: AsrBackend, reader: AudioFileReader, args: argparse.Namespace
+) -> list[Word]:
+    """The file through the streaming engine in 100 ms chunks; its committed words."""
+    from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
+
+    transcriber = StreamingTranscriber(
+        backend, StreamingConfig(language=args.language, prompt=args.prompt)
+    )
+    live = LiveLine(sys.stderr, enabled=not args.no_live and sys.stderr.isatty())
+    try:
+        chunks = reader.chunks(int(CHUNK_SECONDS * SAMPLE_RATE))
+        return _replay(transcriber, chunks, args.speed, live)
+    finally:
+        live.close()
 
 
 def _output_format(args: argparse.Namespace) -> str:
@@ -129,19 +248,20 @@ def _output_format(args: argparse.Namespace) -> str:
 
 
 def _replay(
-    transcriber: StreamingTranscriber, audio: np.ndarray, speed: float, live: LiveLine
+    transcriber: StreamingTranscriber, chunks: Iterable[np.ndarray], speed: float, live: LiveLine
 ) -> list[Word]:
-    """Feed ``audio`` in 100 ms chunks (at ``speed`` x realtime, 0: at once); its committed words."""
+    """Feed the 100 ms ``chunks`` at ``speed`` x realtime (0: at once); the committed words."""
     words: list[Word] = []
-    chunk = int(CHUNK_SECONDS * SAMPLE_RATE)
+    offset = 0
     started = time.monotonic()
-    for offset in range(0, len(audio), chunk):
+    for chunk in chunks:
         if speed > 0:
             due = started + offset / SAMPLE_RATE / speed
             delay = due - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
-        transcriber.insert_audio(audio[offset : offset + chunk])
+        transcriber.insert_audio(chunk)
+        offset += len(chunk)
         update = transcriber.process()
         words.extend(update.committed)
         live.update(update.committed, update.tentative)

@@ -146,30 +146,12 @@ class WireDecoder:
 
 
 def load_audio_file(path: str | Path, rate: int = SAMPLE_RATE) -> np.ndarray:
-    """Read any audio file PyAV (FFmpeg) understands as float32 mono at ``rate``."""
-    import av
+    """Read any audio file PyAV (FFmpeg) understands as float32 mono at ``rate``.
 
-    path = Path(path)
-    if not path.is_file():
-        raise AudioDecodeError(f"audio file {path} does not exist")
-    chunks: list[np.ndarray] = []
-    try:
-        with av.open(str(path)) as container:
-            if not container.streams.audio:
-                raise AudioDecodeError(f"{path} has no audio stream")
-            resampler = av.AudioResampler(format="flt", layout="mono", rate=rate)
-            for frame in container.decode(audio=0):
-                for out in resampler.resample(frame):
-                    chunks.append(out.to_ndarray().reshape(-1))
-            for out in resampler.resample(None):
-                chunks.append(out.to_ndarray().reshape(-1))
-    except AudioDecodeError:
-        raise
-    except (av.FFmpegError, OSError, ValueError) as exc:
-        raise AudioDecodeError(f"could not read audio from {path}: {exc}") from None
-    if not chunks:
-        return np.zeros(0, dtype=np.float32)
-    return np.concatenate(chunks).astype(np.float32, copy=False)
+    Kept here for its callers; the decoding lives in :mod:`.file_decode`."""
+    from desktop_rt.engine.audio.file_decode import load_audio_file as load
+
+    return load(path, rate)
 
 
 def level_dbfs(samples: np.ndarray) -> float:

@@ -1,0 +1,160 @@
+"""``desktop-rt transcribe FILE`` in process: whole-file recognition, progress, bad files.
+
+The real model is shared across tests (opened once) through a patched ``open_backend``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from desktop_rt import cli
+from desktop_rt.commands.transcribe import EXIT_PARTIAL, FileProgressDisplay
+from desktop_rt.engine.asr.file_transcriber import FileProgress
+from tests.support.bad_audio import cut_mp3, write_mp3
+from tests.support.clips import DATA, read_clip, reference_text, wer
+
+
+@pytest.fixture
+def model(whisper_backend, monkeypatch):
+    """``open_backend`` gives the session's Whisper backend, which the command cannot close."""
+    opened = []
+
+    class Shared:
+        def __getattr__(self, name):
+            return getattr(whisper_backend, name)
+
+        def close(self):
+            pass
+
+    def open_backend(spec, *, threads=0, progress=None, mmproj=None):
+        opened.append(threads)
+        return Shared()
+
+    monkeypatch.setattr("desktop_rt.engine.models.kinds.open_backend", open_backend)
+    return opened
+
+
+def transcribe(capsys, *args: str) -> tuple[int, str, str]:
+    code = cli.main(["transcribe", *map(str, args)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_a_file_is_recognised_whole_with_progress(model, capsys):
+    code, out, err = transcribe(capsys, DATA / "beckett.wav", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert wer(reference_text("beckett"), doc["text"]) == 0.0
+    assert doc["language"] == "en"
+    assert "desktop-rt: transcribed 100% (0:09 of 0:09" in err  # not a terminal: lines
+    assert model == [os.cpu_count()]  # every core for a file
+
+
+def test_quiet_shows_no_progress(model, capsys):
+    code, out, err = transcribe(capsys, DATA / "ss-0880.wav", "-q")
+    assert code == 0 and "young man" in out.lower() and err == ""
+
+
+def test_speed_keeps_the_live_replay(model, capsys):
+    code, out, err = transcribe(capsys, DATA / "ss-0880.wav", "--speed", "inf", "--no-live")
+    assert code == 0 and "young man" in out.lower() and "transcribed" not in err
+    assert model == [0]  # the backend's own default threads, as before
+
+
+def float_wav(tmp_path, name: str, audio: np.ndarray):
+    path = tmp_path / f"{name}.wav"
+    sf.write(path, audio, 16000, subtype="FLOAT")
+    return path
+
+
+def two_clips() -> tuple[np.ndarray, str]:
+    audio = np.concatenate([read_clip("beckett"), read_clip("ss-0870")])
+    return audio, reference_text("beckett") + " " + reference_text("ss-0870")
+
+
+def test_one_nan_in_190000_samples_is_repaired(model, capsys, tmp_path):
+    audio, reference = two_clips()
+    audio = audio[:190_000].copy()
+    audio[100_000] = np.nan
+    code, out, err = transcribe(capsys, float_wav(tmp_path, "nan", audio), "-q")
+    assert code == 0
+    assert "warning: 1 of 190,000 samples (0.00053%) were NaN or infinite" in err
+    assert "fail better" in out.lower() and "dashwood" in out.lower()
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_one_percent_non_finite_samples_are_repaired(model, capsys, tmp_path, bad):
+    audio, reference = two_clips()
+    audio = audio.copy()
+    audio[np.random.default_rng(2).choice(len(audio), len(audio) // 100, replace=False)] = bad
+    code, out, err = transcribe(capsys, float_wav(tmp_path, "bad", audio), "-q")
+    assert code == 0
+    assert "(1.0%) were NaN or infinite; they were replaced by silence" in err
+    assert wer(reference, out) < 0.2
+
+
+def test_int16_scaled_floats_are_normalised(model, capsys, tmp_path):
+    audio, reference = two_clips()
+    code, out, err = transcribe(capsys, float_wav(tmp_path, "x32768", audio * 32768.0), "-q")
+    assert code == 0
+    assert "beyond full scale (1.0)" in err and "scaled by 1/" in err
+    assert wer(reference, out) < 0.1
+
+
+@pytest.mark.parametrize("raising", [False, True], ids=["at-a-frame", "inside-a-frame"])
+def test_a_truncated_mp3_is_transcribed_as_far_as_it_goes(model, capsys, tmp_path, raising):
+    audio, _ = two_clips()  # beckett (10 s), then Dashwood (7 s)
+    whole = tmp_path / "whole.mp3"
+    write_mp3(whole, audio)
+    cut = cut_mp3(whole, tmp_path / "cut.mp3", 0.55, raising=raising)
+    code, out, err = transcribe(capsys, cut, "-q")
+    assert code == EXIT_PARTIAL == 3
+    assert "warning: the file is truncated or damaged: audio decoded up to 0:09" in err
+    assert "of the 0:17.0 it declares" in err
+    assert "fail better" in out.lower() and "dashwood" not in out.lower()
+
+
+def test_the_partial_exit_code_is_documented(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["transcribe", "--help"])
+    help_text = capsys.readouterr().out
+    assert "exit status:" in help_text and "3  partial: the file is truncated" in help_text
+
+
+def progress(done: float, total: float | None) -> FileProgress:
+    return FileProgress(done, total)
+
+
+def test_the_progress_bar_is_redrawn_on_a_terminal():
+    stream = io.StringIO()
+    display = FileProgressDisplay(stream, tty=True)
+    display.update(progress(30.0, 120.0))
+    display.update(progress(120.0, 120.0))
+    display.close()
+    text = stream.getvalue()
+    assert "\r\x1b[K[#######.......................]  25%  0:30 of 2:00" in text
+    assert "[" + "#" * 30 + "] 100%  2:00 of 2:00" in text
+    assert text.endswith("\r\x1b[K") and "\n" not in text
+
+
+def test_progress_elsewhere_is_a_line_per_tenth_or_per_minute():
+    stream = io.StringIO()
+    display = FileProgressDisplay(stream, tty=False)
+    for done in range(0, 101, 5):
+        display.update(progress(float(done), 100.0))
+    lines = stream.getvalue().splitlines()
+    assert [line.split()[2] for line in lines] == [f"{p}%" for p in range(0, 101, 10)]
+    stream = io.StringIO()
+    display = FileProgressDisplay(stream, tty=False)
+    for done in range(0, 200, 10):
+        display.update(progress(float(done), None))
+    assert len(stream.getvalue().splitlines()) == 4  # 0:00, 1:00, 2:00, 3:00
+    quiet = io.StringIO()
+    FileProgressDisplay(quiet, tty=True, quiet=True).update(progress(1.0, 2.0))
+    assert quiet.getvalue() == ""
