@@ -1,12 +1,12 @@
 """The models file (``<config dir>/models.toml``): which models the server may route to.
 
-It holds ``global_concurrency_limit``, ``max_loaded_models`` and one ``[models.ID]`` table per
-model: its ``backend`` (a kind: whisper, llama, command), ``ttl``, ``concurrency_limit``,
-``paths`` or ``cmd``, ``options`` (an example is in docs/design/models.md). The embedded default
-(``whisper-base``) is always present; its table may set ``ttl``, ``concurrency_limit`` and
-``options`` but not its files. :func:`load_models_file` validates everything and raises
-:class:`ModelsFileError` naming the file, line and key; :func:`save_models_file` writes the file
-back atomically (comments are not kept).
+It holds ``global_concurrency_limit``, ``max_loaded_models``, ``wait_timeout``, ``load_timeout``,
+an ``[aliases]`` table and one ``[models.ID]`` table per model: its ``backend`` (a kind: whisper,
+llama, command), ``ttl``, ``concurrency_limit``, ``paths`` or ``cmd``, ``options`` (an example
+is in docs/design/models.md). The embedded default (``whisper-base``) is always present; its
+table may set ``ttl``, ``concurrency_limit`` and ``options`` but not its files.
+:func:`load_models_file` validates everything and raises :class:`ModelsFileError` naming the
+file, line and key; :func:`save_models_file` writes the file back atomically (comments are lost).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import tomllib
 
+from desktop_rt.engine.models.aliases import AliasMap, read_aliases
 from desktop_rt.engine.models.catalogue_read import (
     Where,
     read_entry,
@@ -39,6 +40,8 @@ from desktop_rt.paths import config_dir
 
 __all__ = [
     "MODELS_FILE",
+    "DEFAULT_WAIT_TIMEOUT",
+    "DEFAULT_LOAD_TIMEOUT",
     "ModelsFileError",
     "ModelSource",
     "ModelEntry",
@@ -55,7 +58,16 @@ __all__ = [
 ]
 
 MODELS_FILE = "models.toml"
-_TOP_KEYS = {"global_concurrency_limit", "max_loaded_models", "models"}
+_TOP_KEYS = {
+    "global_concurrency_limit",
+    "max_loaded_models",
+    "wait_timeout",
+    "load_timeout",
+    "aliases",
+    "models",
+}
+DEFAULT_WAIT_TIMEOUT = 120.0
+DEFAULT_LOAD_TIMEOUT = 600.0
 
 
 @dataclass(frozen=True)
@@ -65,11 +77,23 @@ class ModelsConfig:
     """Websocket sessions at once over all models; 0 means no limit."""
     max_loaded_models: int = 1
     """Models loaded at once; loading one more first unloads an idle one, or waits for one."""
+    wait_timeout: float = DEFAULT_WAIT_TIMEOUT
+    """Seconds a session waits for its model (a load, a swap, a busy model); then an error."""
+    load_timeout: float = DEFAULT_LOAD_TIMEOUT
+    """Seconds a model may take to load before its load counts as failed."""
+    aliases: tuple[tuple[str, str], ...] = ()
+    """The ``[aliases]`` table: (name, model id); an empty id turns a built-in name off."""
     path: Path | None = field(default=None, compare=False)
 
     @property
     def ids(self) -> tuple[str, ...]:
         return tuple(e.id for e in self.entries)
+
+    def alias_map(self, default_id: str | None = None) -> AliasMap:
+        """Every name served; OpenAI's names go to ``default_id`` (default: the embedded model)."""
+        ids = self.ids
+        embedded = next((e.id for e in self.entries if e.embedded), None)
+        return AliasMap.build(ids, self.aliases, default_id or embedded or next(iter(ids), None))
 
     def get(self, model_id: str) -> ModelEntry | None:
         return next((e for e in self.entries if e.id == model_id), None)
@@ -77,6 +101,11 @@ class ModelsConfig:
     def with_entry(self, entry: ModelEntry) -> ModelsConfig:
         """Add ``entry``, or replace the one with its id (keeping its place)."""
         _check_entry(entry)
+        if entry.id in dict(self.aliases):
+            raise ModelsFileError(
+                f"'{entry.id}' is an alias in the models file; give the model another id, or "
+                f"remove the alias from [aliases] first."
+            )
         if self.get(entry.id) is None:
             return replace(self, entries=self.entries + (entry,))
         return replace(self, entries=tuple(entry if e.id == entry.id else e for e in self.entries))
@@ -92,7 +121,9 @@ class ModelsConfig:
                 f"'{model_id}' is the embedded model; it cannot be removed. Give it a ttl or a "
                 f"concurrency_limit instead if you want it unloaded or limited."
             )
-        return replace(self, entries=tuple(e for e in self.entries if e.id != model_id))
+        entries = tuple(e for e in self.entries if e.id != model_id)
+        aliases = tuple((name, target) for name, target in self.aliases if target != model_id)
+        return replace(self, entries=entries, aliases=aliases)  # its aliases go with it
 
 
 def models_file_path() -> Path:
@@ -109,7 +140,16 @@ def new_model_id(name: str, taken: tuple[str, ...]) -> str:
     return candidate
 
 
-def _limits(where: Where, data: dict[str, object]) -> tuple[int, int]:
+def _seconds(where: Where, data: dict[str, object], key: str, default: float) -> float:
+    value = data.get(key, default)
+    seconds = read_number(where, key, value, integer=False, what="a number of seconds, above 0")
+    if seconds <= 0:
+        raise where.error(key, f"must be a number of seconds, above 0, not {type_word(value)}")
+    return float(seconds)
+
+
+def _settings(where: Where, data: dict[str, object]) -> ModelsConfig:
+    """The top-level keys (concurrency, loaded models, the two time bounds), without models."""
     global_limit = read_number(
         where,
         "global_concurrency_limit",
@@ -122,7 +162,13 @@ def _limits(where: Where, data: dict[str, object]) -> tuple[int, int]:
         raise where.error(
             "max_loaded_models", f"must be a whole number, 1 or more, not {type_word(max_loaded)}"
         )
-    return int(global_limit), max_loaded
+    return ModelsConfig(
+        entries=(),
+        global_concurrency_limit=int(global_limit),
+        max_loaded_models=max_loaded,
+        wait_timeout=_seconds(where, data, "wait_timeout", DEFAULT_WAIT_TIMEOUT),
+        load_timeout=_seconds(where, data, "load_timeout", DEFAULT_LOAD_TIMEOUT),
+    )
 
 
 def parse_models_toml(text: str, path: Path | None = None) -> ModelsConfig:
@@ -141,12 +187,14 @@ def parse_models_toml(text: str, path: Path | None = None) -> ModelsConfig:
                 f"unknown key; the file takes {', '.join(sorted(_TOP_KEYS))} "
                 f"(model entries go under [models.ID])",
             )
-    global_limit, max_loaded = _limits(where, data)
+    settings = _settings(where, data)
     models = read_table(where, "models", data.get("models", {}))
     entries = [read_entry(where, model_id, raw) for model_id, raw in models.items()]
     if not any(e.embedded for e in entries):
         entries.insert(0, EMBEDDED_ENTRY)
-    return ModelsConfig(tuple(entries), global_limit, max_loaded, path)
+    ids = tuple(e.id for e in entries)
+    aliases = read_aliases(where, data.get("aliases", {}), ids)
+    return replace(settings, entries=tuple(entries), aliases=aliases, path=path)
 
 
 def load_models_file(path: Path | str | None = None) -> ModelsConfig:

@@ -23,6 +23,7 @@ from desktop_rt.engine.models.kinds import BACKENDS, WHISPER, kind_named
 
 __all__ = [
     "Where",
+    "ID_PATTERN",
     "OPTION_CHOICES",
     "check_option",
     "read_entry",
@@ -36,7 +37,7 @@ OPTION_CHOICES: dict[str, tuple[OptionValue, ...]] = {
 }
 """Options that take only a few values."""
 
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _ENTRY_KEYS = {"backend", "paths", "cmd", "env", "options", "ttl", "concurrency_limit", "source"}
 _EMBEDDED_FIXED = ("backend", "paths", "cmd", "source", "env")
@@ -244,7 +245,7 @@ def _settings(where: Where, key: str, table: dict[str, Any], kind: BackendKind) 
 def read_entry(where: Where, model_id: str, raw: object) -> ModelEntry:
     """The entry ``[models.<model_id>]`` from its raw TOML table, checked."""
     key = f"models.{model_id}"
-    if not _ID.fullmatch(model_id):
+    if not ID_PATTERN.fullmatch(model_id):
         raise where.error(
             key,
             "a model id uses letters, digits and . _ : - (it goes in URLs), starting with a letter or digit",

@@ -51,6 +51,11 @@ def _value(value: OptionValue) -> str:
     return _str(str(value))
 
 
+def _number(seconds: float) -> float | int:
+    """A whole number of seconds without its ``.0``."""
+    return int(seconds) if seconds == int(seconds) else seconds
+
+
 def _inline(pairs: Iterable[tuple[str, OptionValue]]) -> str:
     return "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in pairs) + " }"
 
@@ -62,8 +67,7 @@ def _entry_lines(entry: ModelEntry) -> list[str]:
     if entry.cmd is not None:
         lines.append(f"cmd = {_str(entry.cmd)}")
     if entry.ttl:
-        ttl = entry.ttl if entry.ttl != int(entry.ttl) else int(entry.ttl)
-        lines.append(f"ttl = {_value(ttl)}")
+        lines.append(f"ttl = {_value(_number(entry.ttl))}")
     if entry.concurrency_limit:
         lines.append(f"concurrency_limit = {entry.concurrency_limit}")
     named = (("model", entry.model_path), ("mmproj", entry.mmproj))
@@ -90,7 +94,11 @@ def dumps_models(config: ModelsConfig) -> str:
         "# desktop-rt models: see `desktop-rt models --help`. Edited by `desktop-rt models add/remove`.",
         f"global_concurrency_limit = {config.global_concurrency_limit}",
         f"max_loaded_models = {config.max_loaded_models}",
+        f"wait_timeout = {_value(_number(config.wait_timeout))}",
+        f"load_timeout = {_value(_number(config.load_timeout))}",
     ]
+    if config.aliases:
+        lines += ["", "[aliases]", *(f"{_key(n)} = {_str(t)}" for n, t in config.aliases)]
     for entry in config.entries:
         if not (entry.embedded and entry == EMBEDDED_ENTRY):
             lines += _entry_lines(entry)

@@ -18,6 +18,7 @@ __all__ = [
     "UnknownModelError",
     "ModelLoadError",
     "LimitReachedError",
+    "ModelWaitTimeoutError",
     "ModelRuntime",
     "ModelState",
     "ModelStatus",
@@ -36,6 +37,13 @@ class UnknownModelError(RouterError):
 
 class ModelLoadError(RouterError):
     code = "model_load_failed"
+
+
+class ModelWaitTimeoutError(RouterError):
+    """The model could not be had within the router's ``wait_timeout`` (a load, a swap, or
+    every loaded model busy); the message says which."""
+
+    code = "model_wait_timeout"
 
 
 class LimitReachedError(RouterError):

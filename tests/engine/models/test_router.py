@@ -15,6 +15,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from desktop_rt.engine.models.aliases import OPENAI_NAMES
 from desktop_rt.engine.models.catalogue import EMBEDDED_ENTRY, ModelEntry, ModelsConfig
 from desktop_rt.engine.server.connection import model_named_in
 from desktop_rt.engine.server.server import RealtimeServer, ServerConfig
@@ -140,7 +141,8 @@ def test_the_default_time_to_name_a_model_is_30_s():
 
 def test_models_and_health_list_every_model(two_models):
     status, body = http_get(f"{two_models.http_url}/v1/models")
-    assert status == 200 and [m["id"] for m in body["data"]] == ["whisper-base", COPY, "broken"]
+    ids = [m["id"] for m in body["data"]]
+    assert status == 200 and ids == ["whisper-base", COPY, "broken", *OPENAI_NAMES]  # aliases last
     status, health = http_get(f"{two_models.http_url}/health")
     states = {m["id"]: m["state"] for m in health["models"]}
     assert states["whisper-base"] == "ready" and states["broken"] == "stopped"
@@ -247,10 +249,10 @@ async def test_a_first_update_naming_no_model_is_refused(two_models):
 
 
 async def test_an_unknown_model_is_refused_from_the_url_and_from_an_update(two_models):
-    error, code = await refused(two_models.url + "?model=gpt-4o-transcribe")
+    error, code = await refused(two_models.url + "?model=gpt-5-transcribe")
     assert error["code"] == "model_not_found" and code == 1008
     assert (
-        "gpt-4o-transcribe" in error["message"]
+        "gpt-5-transcribe" in error["message"]
         and "whisper-base, base-copy, broken" in error["message"]
     )
     error, _ = await refused(two_models.url, update({"type": "transcription", "model": "nope"}))
