@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import socket
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -132,3 +134,59 @@ def http_get(url: str, headers: dict | None = None) -> tuple[int, dict]:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read())
+
+
+@dataclass
+class RawReply:
+    """An HTTP answer read off a raw socket: ``status`` 0 when the server sent nothing."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> dict:
+        return json.loads(self.body)
+
+
+def raw_http(port: int, request: bytes, timeout: float = 15.0) -> RawReply:
+    """Send ``request`` as is to 127.0.0.1:``port``; read one answer (its head, then
+    Content-Length bytes of body) or until the server closes, within ``timeout``."""
+    deadline = time.monotonic() + timeout
+    data = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(request)
+        while time.monotonic() < deadline and len(data) < 1 << 20 and not _complete(data):
+            try:
+                chunk = sock.recv(65536)
+            except (ConnectionResetError, TimeoutError):
+                break
+            if not chunk:
+                break
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    if not lines[0].startswith("HTTP/"):
+        return RawReply(0, {}, data)
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return RawReply(int(lines[0].split()[1]), headers, body)
+
+
+def _complete(data: bytes) -> bool:
+    head, sep, body = data.partition(b"\r\n\r\n")
+    if not sep:
+        return False
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip() or 0)
+    return len(body) >= length
+
+
+def get_request(path: str, host: str | None = "127.0.0.1", *headers: str) -> bytes:
+    """A GET request; ``host`` None sends no Host header; ``headers`` as ``"Name: value"``."""
+    lines = [f"GET {path} HTTP/1.1", *([f"Host: {host}"] if host is not None else []), *headers]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")

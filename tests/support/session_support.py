@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from desktop_rt.core_types import Word
-from desktop_rt.engine.audio.codecs import float_to_pcm16
+from desktop_rt.engine.audio.codecs import PCM16, AudioFormat, float_to_pcm16
 from desktop_rt.engine.protocol.events import AudioChunk, ClientEvent, Flush, to_wire
 from desktop_rt.engine.protocol.parsing import parse_client_event
 from desktop_rt.engine.protocol.session import RealtimeSession
@@ -64,7 +64,14 @@ def b64(raw: bytes) -> str:
     return base64.b64encode(raw).decode()
 
 
+PCM16_16K = AudioFormat(PCM16, 16000)
+
+
 def make(**kwargs) -> RealtimeSession:
+    """A started session, its ``session.created`` drained. Its input is PCM16 at 16 kHz (as the
+    desktop window's session) unless ``input_format`` says otherwise, so the 16 kHz clips and
+    ``PCM_100MS`` map one sample to one; a client's session defaults to 24 kHz."""
+    kwargs.setdefault("input_format", PCM16_16K)
     session = RealtimeSession(model="whisper-base", **kwargs)
     session.start()
     session.events_to_send()

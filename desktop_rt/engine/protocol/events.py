@@ -2,7 +2,8 @@
 
 - Client events come from :func:`~desktop_rt.engine.protocol.parsing.parse_client_event`.
 - Server events go out through :func:`to_wire` / :func:`to_json`; each has a unique
-  ``event_id`` ("event_" + random).
+  ``event_id`` ("event_" + random). An item ends with :class:`TranscriptionCompleted`, or with
+  :class:`TranscriptionFailed` (a kind of it, so in-process consumers finish the item either way).
 - Commands are what a session asks of the model worker: :class:`AudioChunk`, :class:`Flush`,
   :class:`Clear`, :class:`Configure`.
 """
@@ -10,7 +11,9 @@
 from __future__ import annotations
 
 import json
+import math
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -34,9 +37,12 @@ __all__ = [
     "InputAudioBufferCleared",
     "InputAudioBufferSpeechStarted",
     "InputAudioBufferSpeechStopped",
+    "InputAudioBufferTimeoutTriggered",
+    "LogProb",
     "TranscriptionDelta",
     "TranscriptionTentative",
     "TranscriptionCompleted",
+    "TranscriptionFailed",
     "ErrorEvent",
     "AudioChunk",
     "Flush",
@@ -163,13 +169,65 @@ class InputAudioBufferSpeechStopped(ServerEvent):
 
 
 @dataclass(frozen=True)
+class InputAudioBufferTimeoutTriggered(ServerEvent):
+    """No speech for ``turn_detection.idle_timeout_ms`` of audio, from ``audio_start_ms``."""
+
+    type: ClassVar[str] = "input_audio_buffer.timeout_triggered"
+    item_id: str
+    audio_start_ms: int
+    audio_end_ms: int
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "audio_start_ms": self.audio_start_ms,
+            "audio_end_ms": self.audio_end_ms,
+            "item_id": self.item_id,
+        }
+
+
+_MIN_PROBABILITY = 1e-10  # so a word the model gave probability 0 still has a finite logprob
+
+
+@dataclass(frozen=True)
+class LogProb:
+    """One ``logprobs`` entry: a word as sent in a delta and the log of its probability."""
+
+    token: str
+    logprob: float
+
+    @classmethod
+    def of(cls, token: str, probability: float) -> LogProb:
+        p = probability if math.isfinite(probability) else 0.0
+        return cls(token, math.log(min(1.0, max(_MIN_PROBABILITY, p))))
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "token": self.token,
+            "logprob": self.logprob,
+            "bytes": list(self.token.encode("utf-8", "surrogatepass")),
+        }
+
+
+def _logprobs_wire(logprobs: Sequence[LogProb] | None) -> dict[str, Any]:
+    return {} if logprobs is None else {"logprobs": [lp.to_wire() for lp in logprobs]}
+
+
+@dataclass(frozen=True)
 class TranscriptionDelta(ServerEvent):
+    """``logprobs``: one entry per word of ``delta``, when the session includes them."""
+
     type: ClassVar[str] = "conversation.item.input_audio_transcription.delta"
     item_id: str
     delta: str
+    logprobs: tuple[LogProb, ...] | None = None
 
     def payload(self) -> dict[str, Any]:
-        return {"item_id": self.item_id, "content_index": 0, "delta": self.delta}
+        return {
+            "item_id": self.item_id,
+            "content_index": 0,
+            "delta": self.delta,
+            **_logprobs_wire(self.logprobs),
+        }
 
 
 @dataclass(frozen=True)
@@ -189,19 +247,50 @@ class TranscriptionTentative(ServerEvent):
 
 @dataclass(frozen=True)
 class TranscriptionCompleted(ServerEvent):
-    """``transcript`` is the item's deltas joined; ``audio_seconds`` is its audio (usage)."""
+    """``transcript`` is the item's deltas joined; ``audio_seconds`` is its audio (usage).
+
+    ``language``: the item's language when known (sent as ``languages``); ``logprobs``: every
+    word's, when the session includes them.
+    """
 
     type: ClassVar[str] = "conversation.item.input_audio_transcription.completed"
     item_id: str
     transcript: str
     audio_seconds: float
+    language: str | None = None
+    logprobs: tuple[LogProb, ...] | None = None
+
+    def payload(self) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "item_id": self.item_id,
+            "content_index": 0,
+            "transcript": self.transcript,
+            "usage": {"type": "duration", "seconds": round(self.audio_seconds, 3)},
+        }
+        if self.language is not None:
+            payload["languages"] = [{"code": self.language}]
+        return {**payload, **_logprobs_wire(self.logprobs)}
+
+
+@dataclass(frozen=True)
+class TranscriptionFailed(TranscriptionCompleted):
+    """The item ended, but the recognizer failed on part of its audio: ``...failed`` on the
+    wire, with the error; ``transcript`` (not sent) is what its deltas said before and after."""
+
+    type: ClassVar[str] = "conversation.item.input_audio_transcription.failed"
+    message: str = ""
+    code: str = "recognizer_failed"
 
     def payload(self) -> dict[str, Any]:
         return {
             "item_id": self.item_id,
             "content_index": 0,
-            "transcript": self.transcript,
-            "usage": {"type": "duration", "seconds": round(self.audio_seconds, 3)},
+            "error": {
+                "type": "server_error",
+                "code": self.code,
+                "message": self.message,
+                "param": None,
+            },
         }
 
 

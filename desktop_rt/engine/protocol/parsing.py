@@ -22,16 +22,14 @@ from desktop_rt.engine.protocol.events import (
     InputAudioBufferCommit,
     SessionUpdate,
 )
+from desktop_rt.engine.protocol.formats import DEFAULT_FORMAT, describe_format
 from desktop_rt.engine.protocol.session_config import (
     ProtocolError,
     SessionPatch,
-    describe_format,
     parse_session_patch,
 )
 
-__all__ = ["CLIENT_TYPES", "parse_client_event"]
-
-_DEFAULT_FORMAT = AudioFormat()
+__all__ = ["CLIENT_TYPES", "CONVERSATION_TYPES", "parse_client_event"]
 
 CLIENT_TYPES = (
     "session.update",
@@ -40,6 +38,17 @@ CLIENT_TYPES = (
     "input_audio_buffer.commit",
     "input_audio_buffer.clear",
 )
+CONVERSATION_TYPES = (
+    "conversation.item.create",
+    "conversation.item.retrieve",
+    "conversation.item.truncate",
+    "conversation.item.delete",
+    "response.create",
+    "response.cancel",
+    "output_audio_buffer.clear",
+)
+"""OpenAI's client events for conversations (responses, output audio): a transcription
+session has none, so they are refused as ``unknown_event_type`` with a message saying so."""
 
 
 def _decode_audio(value: object, fmt: AudioFormat, max_bytes: int) -> bytes:
@@ -108,6 +117,13 @@ def _parse_object(obj: dict[str, Any], fmt: AudioFormat, max_append_bytes: int) 
             return InputAudioBufferCommit(final, event_id)
         if kind == "input_audio_buffer.clear":
             return InputAudioBufferClear(event_id)
+        if kind in CONVERSATION_TYPES:
+            raise ProtocolError(
+                f"'{kind}' belongs to OpenAI's conversation sessions; this server only transcribes "
+                f"(it accepts {', '.join(CLIENT_TYPES)})",
+                code="unknown_event_type",
+                param="type",
+            )
         raise ProtocolError(
             f"unknown event type {kind[:100]!r}; this transcription server accepts {', '.join(CLIENT_TYPES)}",
             code="unknown_event_type",
@@ -121,7 +137,7 @@ def _parse_object(obj: dict[str, Any], fmt: AudioFormat, max_append_bytes: int) 
 def parse_client_event(
     text: str | bytes,
     *,
-    audio_format: AudioFormat = _DEFAULT_FORMAT,
+    audio_format: AudioFormat = DEFAULT_FORMAT,
     max_append_bytes: int = DEFAULT_MAX_APPEND_BYTES,
 ) -> ClientEvent:
     """Read one text frame. ``audio_format`` is the session's (it words audio errors).

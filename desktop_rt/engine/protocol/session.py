@@ -5,63 +5,63 @@ One :class:`RealtimeSession` per connection (or per local microphone session). C
 ``receive_event()``), the worker's results (``recognizer_words()``, ``recognizer_flushed()``,
 ``recognizer_failed()``, ``audio_consumed()``) and ``end_input()`` when the client is gone;
 after each call drain ``events_to_send()`` and ``commands()``. Close once ``wants_close``.
-Invariants: an item's ``committed`` goes out before its ``completed``; errors never end the
-session; no asyncio, sockets, Qt or model code here (the VAD scorer is injected).
+Client input is applied in arrival order; audio goes to the worker only as its backlog has
+room, and what waits (audio, and the events after it) is held in an input queue bounded by
+``SessionLimits.max_queued_bytes``. Invariants: an item's ``committed`` goes out before its
+``completed`` (or ``failed``); errors never end the session; a refused ``session.update``
+changes nothing; no asyncio, sockets, Qt or model code here (the VAD scorer and the model's
+languages are injected).
 """
 
 from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Callable, Sequence
-from typing import cast
+from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
 
 from desktop_rt.core_types import Word
-from desktop_rt.engine.audio.codecs import SAMPLE_RATE, WireDecoder
-from desktop_rt.engine.audio.speech_gate import SpeechGate
+from desktop_rt.engine.audio.codecs import SAMPLE_RATE, AudioFormat
 from desktop_rt.engine.audio.vad import SpeechProbability
 from desktop_rt.engine.protocol.events import (
     AudioChunk,
-    Clear,
     ClientEvent,
     Command,
     Configure,
     ErrorEvent,
-    Flush,
     InputAudioBufferAppend,
     InputAudioBufferClear,
     InputAudioBufferCleared,
     InputAudioBufferCommit,
     InputAudioBufferSpeechStarted,
     InputAudioBufferSpeechStopped,
+    InputAudioBufferTimeoutTriggered,
     ProtocolError,
     ServerEvent,
     SessionCreated,
     SessionUpdate,
     SessionUpdated,
-    TranscriptionDelta,
-    TranscriptionTentative,
     new_id,
 )
-from desktop_rt.engine.protocol.limits import SessionLimits, backlog_room, check_append
+from desktop_rt.engine.protocol.formats import DEFAULT_FORMAT
+from desktop_rt.engine.protocol.input_queue import EndOfInput, InputQueue, QueuedAudio, QueuedEntry
+from desktop_rt.engine.protocol.intake import Audio, AudioIntake, Step, TurnStarted, TurnStopped
+from desktop_rt.engine.protocol.languages import WHISPER_LANGUAGES
+from desktop_rt.engine.protocol.limits import (
+    Backlog,
+    SessionLimits,
+    check_append,
+    check_append_size,
+    check_pcm_length,
+    check_queue_room,
+)
 from desktop_rt.engine.protocol.parsing import parse_client_event
 from desktop_rt.engine.protocol.session_config import SessionConfig, SessionPatch
-from desktop_rt.engine.protocol.turns import Item, ItemLedger
+from desktop_rt.engine.protocol.turns import ItemLedger
 from desktop_rt.errors import DesktopRtError
 
-__all__ = [
-    "SessionStateError",
-    "SessionLimits",
-    "SessionState",
-    "RealtimeSession",
-    "AudioChunk",
-    "Flush",
-    "Clear",
-    "Configure",
-    "Command",
-]
+__all__ = ["SessionStateError", "SessionLimits", "SessionState", "RealtimeSession"]
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +79,13 @@ class SessionState(enum.IntEnum):
 
 
 class RealtimeSession:
-    """Protocol state of one transcription session; see the module docstring for call order."""
+    """Protocol state of one transcription session; see the module docstring for call order.
+
+    ``languages``: the codes the model transcribes; a client's tag is mapped onto them
+    (``en-US`` -> ``en``) and one they lack is refused at ``session.update``.
+    ``input_format``: what appended audio is until the client names a format (OpenAI's PCM16
+    at 24 kHz; the desktop window's session sends 16 kHz).
+    """
 
     def __init__(
         self,
@@ -89,21 +95,21 @@ class RealtimeSession:
         vad_factory: Callable[[], SpeechProbability] | None = None,
         emit_tentative: bool = False,
         session_id: str | None = None,
+        languages: Collection[str] = WHISPER_LANGUAGES,
+        input_format: AudioFormat = DEFAULT_FORMAT,
     ):
         self.model = model
         self.limits = limits
+        self.languages = languages
         self.session_id = session_id or new_id("sess")
-        self.config = SessionConfig(id=self.session_id, model=model)
+        self.config = SessionConfig(id=self.session_id, model=model, format=input_format)
         self.emit_tentative = emit_tentative
-        self._vad_factory = vad_factory
-        self._scorer: SpeechProbability | None = None
-        self._gate: SpeechGate | None = None
         self._state = SessionState.NEW
         self._events: list[ServerEvent] = []
         self._commands: list[Command] = []
-        self._decoder = WireDecoder(self.config.format)
-        self._stream_samples = 0  # 16 kHz samples decoded so far: the session's audio clock
-        self._backlog = 0.0  # seconds handed to the worker, not yet consumed
+        self._intake = AudioIntake(input_format, vad_factory)
+        self._queue = InputQueue()
+        self._backlog = Backlog(limits)
         self._items = ItemLedger()
 
     # --- state ---------------------------------------------------------------------------
@@ -119,17 +125,27 @@ class RealtimeSession:
 
     @property
     def wants_close(self) -> bool:
-        """The input has ended and every committed item is completed."""
-        return self._state is SessionState.INPUT_ENDED and not self._items.awaiting_flush
+        """The input has ended, all of it was applied and every committed item is completed."""
+        return (
+            self._state is SessionState.INPUT_ENDED
+            and not self._queue
+            and not self._items.awaiting_flush
+        )
 
     @property
     def backlog_seconds(self) -> float:
-        return self._backlog
+        """Audio handed to the worker, not yet consumed."""
+        return self._backlog.seconds
+
+    @property
+    def queued_bytes(self) -> int:
+        """Wire audio accepted but not handed to the worker yet."""
+        return self._queue.audio_bytes
 
     @property
     def received_seconds(self) -> float:
         """Seconds of audio the client sent so far (decoded, whatever its format)."""
-        return self._stream_samples / SAMPLE_RATE
+        return self._intake.samples / SAMPLE_RATE
 
     # --- inputs --------------------------------------------------------------------------
 
@@ -156,56 +172,54 @@ class RealtimeSession:
     def receive_event(self, event: ClientEvent) -> None:
         self._require_started()
         try:
-            if isinstance(event, SessionUpdate):
-                self._update(event.patch)
-            elif isinstance(event, InputAudioBufferAppend):
-                self._append(event.audio)
-            elif isinstance(event, InputAudioBufferCommit):
-                self._commit(event.final)
-            elif isinstance(event, InputAudioBufferClear):
-                self._clear()
-            else:
-                raise TypeError(f"not a client event: {event!r}")
+            self._admit(event)
         except ProtocolError as exc:
             exc.event_id = exc.event_id or event.event_id
             self._events.append(ErrorEvent.from_error(exc))
+        self._drain()
 
     def recognizer_words(
-        self, item_id: str, committed: Sequence[Word], tentative: Sequence[Word]
+        self,
+        item_id: str,
+        committed: Sequence[Word],
+        tentative: Sequence[Word],
+        language: str | None = None,
     ) -> None:
-        """Newly committed words (sent as a delta) and the current tentative ones of an item."""
-        item = self._items.find(item_id)
-        if item is None:
-            return  # stale: the item is completed or cleared
-        self._delta(item, committed)
-        if self.emit_tentative and item.set_tentative(tentative):
-            self._events.append(TranscriptionTentative(item.id, item.tentative))
+        """Newly committed words (sent as a delta) and the current tentative ones of an item;
+        ``language``: the language the recognizer heard, when it says."""
+        shown = tentative if self.emit_tentative else None
+        logprobs = self.config.logprobs
+        self._events += self._items.words(item_id, committed, shown, language, logprobs)
 
-    def recognizer_flushed(self, item_id: str, committed: Sequence[Word]) -> None:
+    def recognizer_flushed(
+        self, item_id: str, committed: Sequence[Word], language: str | None = None
+    ) -> None:
         """The answer to ``Flush(item_id)``: the item's last words; it completes."""
-        item = self._items.complete(item_id)
-        if item is None:
-            return
-        self._delta(item, committed)
-        self._events.append(item.completed())
+        language = language or self.config.language
+        self._events += self._items.flushed(item_id, committed, language, self.config.logprobs)
 
     def recognizer_failed(self, message: str) -> None:
-        """Report a recognizer error. The worker still answers every Flush (with no words if
-        need be), so items complete and ``wants_close`` still comes."""
-        self._events.append(
-            ErrorEvent(
-                f"transcription failed: {message}", "recognizer_failed", error_type="server_error"
-            )
-        )
+        """Report a recognizer error; the item being transcribed ends as ``failed``. The
+        worker still answers every Flush (with no words if need be), so items end and
+        ``wants_close`` still comes."""
+        text = f"transcription failed: {message}"
+        item = self._items.at_worker()
+        if item is not None and item.failure is None:
+            item.failure = text
+        self._events.append(ErrorEvent(text, "recognizer_failed", error_type="server_error"))
 
     def audio_consumed(self, seconds: float) -> None:
         """The worker took ``seconds`` of handed audio off its queue (or dropped it on Clear)."""
-        self._backlog = max(0.0, self._backlog - max(0.0, float(seconds)))
+        self._backlog.consumed(seconds)
+        self._drain()
 
     def end_input(self) -> None:
-        """The client is gone: commit what the open item holds as final. Idempotent."""
-        if self._state is not SessionState.INPUT_ENDED:
-            self._end()
+        """The client is gone: what it sent is applied, then the open item is committed as
+        final. Idempotent."""
+        if self._state is SessionState.OPEN:
+            self.state = SessionState.INPUT_ENDED
+            self._queue.push(EndOfInput())
+            self._drain()
 
     # --- outputs -------------------------------------------------------------------------
 
@@ -217,7 +231,7 @@ class RealtimeSession:
         commands, self._commands = self._commands, []
         return commands
 
-    # --- handlers ------------------------------------------------------------------------
+    # --- admitting input -----------------------------------------------------------------
 
     def _require_started(self) -> None:
         if self._state is SessionState.NEW:
@@ -231,102 +245,122 @@ class RealtimeSession:
                 code="input_ended",
             )
 
+    def _admit(self, event: ClientEvent) -> None:
+        """Check what can be checked on arrival, then queue the event (applied by ``_drain``)."""
+        if isinstance(event, InputAudioBufferAppend):
+            self._require_input("input_audio_buffer.append")
+            if not event.audio:
+                return
+            if not self.limits.queues:  # nothing waits: what does not fit now is dropped
+                check_append(event.audio, self.config.format, self.limits, self._backlog.seconds)
+                if self._intake.gate is None:
+                    self._items.open.appended = True
+                self._take(self._intake.decode(event.audio))
+                return
+            check_append_size(event.audio, self.limits)
+            check_queue_room(len(event.audio), self._queue.audio_bytes, self.limits)
+            self._queue.push_audio(event.audio, event.event_id)
+        elif isinstance(event, InputAudioBufferCommit):
+            self._require_input("input_audio_buffer.commit")
+            if event.final:
+                self.state = SessionState.INPUT_ENDED
+            self._queue.push(event)
+        elif isinstance(event, InputAudioBufferClear):
+            self._require_input("input_audio_buffer.clear")
+            self._queue.drop_trailing_audio()  # it would be cleared: never hand it over
+            self._queue.push(event)
+        elif isinstance(event, SessionUpdate):
+            self._queue.push(event)
+        else:
+            raise TypeError(f"not a client event: {event!r}")
+
+    def _drain(self) -> None:
+        """Apply queued input in order while the worker has room for its audio."""
+        self._queue.drain(self._hand_queued, self._apply)
+
+    def _hand_queued(self, entry: QueuedAudio) -> bool:
+        """Decode what fits of the head append; False when it must wait for the worker."""
+        if not entry.checked:
+            try:
+                check_pcm_length(entry.raw, self.config.format)
+            except ProtocolError as exc:
+                self._queue.pop()
+                exc.event_id = entry.event_id
+                self._events.append(ErrorEvent.from_error(exc))
+                return True
+            entry.checked = True
+            if self._intake.gate is None:
+                self._items.open.appended = True
+        size = self._backlog.slice_bytes(self.config.format, self._intake.padding_ms)
+        if size <= 0:
+            return False
+        self._take(self._intake.decode(self._queue.take_audio(size)))
+        return True
+
+    def _apply(self, entry: QueuedEntry) -> None:
+        try:
+            if isinstance(entry, SessionUpdate):
+                self._update(entry.patch)
+            elif isinstance(entry, InputAudioBufferCommit) and not entry.final:
+                self._commit()
+            elif isinstance(entry, InputAudioBufferClear):
+                self._clear()
+            else:  # a final commit, or the end of the input
+                self._end()
+        except ProtocolError as exc:
+            exc.event_id = exc.event_id or entry.event_id
+            self._events.append(ErrorEvent.from_error(exc))
+
+    # --- applying input ------------------------------------------------------------------
+
     def _update(self, patch: SessionPatch) -> None:
         old = self.config
-        new = old.apply(patch)
-        # The only step that can fail comes first, so a failed update changes nothing.
-        scorer = (
-            self._vad_scorer() if new.turn_detection is not None and self._gate is None else None
-        )
-        if new.format != old.format:
-            if self._state is not SessionState.INPUT_ENDED:
-                self._take_audio(self._decoder.flush())
-            self._decoder = WireDecoder(new.format)  # resampler state belongs to one format
-        if new.turn_detection is None:
-            if self._gate is not None:
-                self._hand(self._gate.take_held())  # without VAD, the open item holds all audio
-            self._gate = None
-        elif scorer is not None:
-            self._gate = SpeechGate(scorer, new.turn_detection, self._stream_samples)
-        elif self._gate is not None:
-            self._gate.settings = new.turn_detection
-        if (new.language, new.prompt) != (old.language, old.prompt):
-            self._commands.append(Configure(new.language, new.prompt))
+        new = old.apply(patch.resolved(self.languages))
+        # The steps that can fail come first, so a failed update changes nothing.
+        scorer = self._intake.scorer_for(new.turn_detection)
+        if new.format != old.format:  # the old resampler's tail belongs to the open item
+            self._take(self._intake.feed(self._intake.restart_decoder(new.format)))
+        self._hand(self._intake.set_turns(new.turn_detection, scorer))
+        options = new.turn_options
+        self._intake.idle_timeout_ms = options.idle_timeout_ms if options is not None else None
+        if (new.language, new.model_prompt) != (old.language, old.model_prompt):
+            self._commands.append(Configure(new.language, new.model_prompt))
         self.config = new
         self._events.append(SessionUpdated(new))
 
-    def _vad_scorer(self) -> SpeechProbability:
-        if self._scorer is None:
-            try:
-                if self._vad_factory is not None:
-                    self._scorer = self._vad_factory()
-                else:
-                    from desktop_rt.engine.audio.vad import SileroProbability
-
-                    self._scorer = SileroProbability()
-            except Exception as exc:  # any failure to load the VAD is reported
-                raise ProtocolError(
-                    f"server_vad is unavailable on this server ({exc}); set turn_detection to null and commit "
-                    "manually",
-                    code="vad_unavailable",
-                    param="session.audio.input.turn_detection",
-                    type="server_error",
-                ) from None
-        else:
-            self._scorer.reset()
-        return self._scorer
-
-    def _append(self, raw: bytes) -> None:
-        self._require_input("input_audio_buffer.append")
-        if not raw:
-            return
-        check_append(raw, self.config.format, self.limits, self._backlog)
-        if self._gate is None:
-            self._items.open.appended = True
-        self._take_audio(self._decoder.decode(raw))
-
-    def _take_audio(self, samples: np.ndarray) -> None:
-        """Decoded 16 kHz audio: to the open item, or through the server VAD."""
-        self._stream_samples += len(samples)
-        if self._gate is None:
-            self._hand(samples)
-            return
-        for kind, value in self._gate.process(samples):
-            if kind == "audio":
-                self._hand(cast(np.ndarray, value))
-            elif kind == "started":
-                self._events.append(InputAudioBufferSpeechStarted(self._items.open.id, _ms(value)))
-            else:
-                self._events.append(InputAudioBufferSpeechStopped(self._items.open.id, _ms(value)))
-                self._commit_item(final=False)
+    def _take(self, steps: list[Step]) -> None:
+        """What the intake made of some audio: audio for the open item, turns, timeouts."""
+        open_id = self._items.open.id
+        for step in steps:
+            if isinstance(step, Audio):
+                self._hand(step.samples)
+                continue
+            if isinstance(step, TurnStarted):
+                self._events.append(InputAudioBufferSpeechStarted(open_id, _ms(step.at)))
+                continue
+            if isinstance(step, TurnStopped):
+                self._events.append(InputAudioBufferSpeechStopped(open_id, _ms(step.at)))
+            else:  # no speech for idle_timeout_ms: the (silent) item is committed
+                self._events.append(
+                    InputAudioBufferTimeoutTriggered(open_id, _ms(step.start), _ms(step.end))
+                )
+            self._commit_item(final=False)
+            open_id = self._items.open.id
 
     def _hand(self, samples: np.ndarray) -> None:
-        # The append check judges audio by its length before resampling; the resampler releases
-        # output in blocks and server_vad releases held padding at a turn's start, so the exact
-        # bound is enforced here, on what really goes to the worker.
-        room = backlog_room(self.limits, self._backlog)
-        if len(samples) > room:
-            self._events.append(
-                ErrorEvent(
-                    f"audio dropped: {(len(samples) - room) / SAMPLE_RATE:.3f} s did not fit in the "
-                    f"{self.limits.max_backlog_seconds:g} s backlog; send audio no faster than real time",
-                    "audio_backlog_full",
-                    "audio",
-                )
-            )
-            samples = samples[:room]
+        """Audio for the open item, to the worker within the backlog."""
+        samples, error = self._backlog.fit(samples)
+        if error is not None:
+            self._events.append(error)
         if len(samples):
             self._items.open.samples += len(samples)
-            self._backlog += len(samples) / SAMPLE_RATE
             self._commands.append(AudioChunk(self._items.open.id, samples))
 
-    def _commit(self, final: bool) -> None:
-        self._require_input("input_audio_buffer.commit")
-        if final:
-            self._end()
-            return
+    def _commit(self) -> None:
         if not self._items.open.has_audio:
-            vad = " (server_vad is on: audio outside speech is not kept)" if self._gate else ""
+            vad = (
+                " (server_vad is on: audio outside speech is not kept)" if self._intake.gate else ""
+            )
             raise ProtocolError(
                 f"input_audio_buffer.commit: the buffer is empty{vad}; append audio before committing",
                 code="input_audio_buffer_commit_empty",
@@ -337,8 +371,7 @@ class RealtimeSession:
 
     def _drain_decoder(self) -> None:
         """The resampler's held-back tail belongs to the item being committed; restart it."""
-        self._take_audio(self._decoder.flush())
-        self._decoder = WireDecoder(self.config.format)
+        self._take(self._intake.feed(self._intake.restart_decoder(self.config.format)))
 
     def _commit_item(self, final: bool) -> None:
         committed, flush = self._items.commit(final)
@@ -354,21 +387,13 @@ class RealtimeSession:
 
     def _clear(self) -> None:
         """Drop the open item's audio. Deltas already sent for it stay sent; it never completes."""
-        self._require_input("input_audio_buffer.clear")
-        if self._gate is not None:
-            self._gate.reset()
-        self._decoder = WireDecoder(self.config.format)
+        self._intake.reset()
         clear = self._items.clear()
         if clear is not None:
             self._commands.append(clear)
         self._events.append(InputAudioBufferCleared())
 
-    def _delta(self, item: Item, words: Sequence[Word]) -> None:
-        delta = item.add_words(words)
-        if delta:
-            self._events.append(TranscriptionDelta(item.id, delta))
 
-
-def _ms(stream_sample: object) -> int:
-    """A gate's turn boundary (a stream sample) in milliseconds."""
-    return round(int(cast(int, stream_sample)) * 1000 / SAMPLE_RATE)
+def _ms(stream_sample: int) -> int:
+    """A turn boundary (a stream sample) in milliseconds."""
+    return round(stream_sample * 1000 / SAMPLE_RATE)

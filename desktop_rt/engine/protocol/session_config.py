@@ -4,27 +4,50 @@
 :func:`parse_session_patch` reads the ``session`` of a ``session.update`` (GA shape, under
 ``audio.input``) or of a beta ``transcription_session.update`` (``input_audio_format``,
 ``input_audio_transcription``, ``turn_detection``) into a :class:`SessionPatch` holding only what
-the client named. Invalid values raise :class:`ProtocolError`; nothing here has I/O.
+the client named. Invalid values, and fields this server cannot honour (noise reduction,
+``delay``), raise :class:`ProtocolError` naming the field; text fields are bounded in size
+(:mod:`.fields`). A patch's language is the client's tag until :meth:`SessionPatch.resolved`
+maps it onto the session's languages. Nothing here has I/O.
 """
 
 from __future__ import annotations
 
 import enum
-import math
 import re
-from dataclasses import dataclass, replace
+from collections.abc import Collection
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from desktop_rt.engine.audio.codecs import (
-    PCM16,
-    PCMA,
-    PCMU,
-    SAMPLE_RATE,
-    SUPPORTED_FORMATS,
-    AudioFormat,
-)
+from desktop_rt.engine.audio.codecs import PCM16, AudioFormat
 from desktop_rt.engine.audio.vad import TurnDetectorSettings
-from desktop_rt.errors import DesktopRtError
+from desktop_rt.engine.protocol.fields import (
+    MAX_INCLUDE_ITEMS,
+    MAX_LANGUAGE_BYTES,
+    MAX_NAME_BYTES,
+    MAX_PROMPT_BYTES,
+    ProtocolError,
+    bounded_text,
+    json_object,
+    optional_text,
+    shown,
+    text_list,
+)
+from desktop_rt.engine.protocol.formats import (
+    DEFAULT_FORMAT,
+    G711_RATE,
+    MAX_RATE,
+    MIN_RATE,
+    OPENAI_PCM_RATE,
+    describe_format,
+    parse_beta_format,
+    parse_format,
+)
+from desktop_rt.engine.protocol.languages import resolve_language
+from desktop_rt.engine.protocol.turn_detection import (
+    TurnOptions,
+    parse_turn_detection,
+    turn_detection_wire,
+)
 
 __all__ = [
     "ProtocolError",
@@ -33,51 +56,20 @@ __all__ = [
     "MAX_RATE",
     "OPENAI_PCM_RATE",
     "G711_RATE",
+    "LOGPROBS",
+    "MAX_KEYWORDS",
     "SessionConfig",
     "SessionPatch",
     "parse_session_patch",
     "describe_format",
 ]
 
-MIN_RATE = 8_000
-MAX_RATE = 48_000
-OPENAI_PCM_RATE = 24_000
-"""The rate OpenAI's ``audio/pcm`` (and beta ``pcm16``) means when a client names no rate."""
-G711_RATE = 8_000
-
-_BETA_FORMATS = {
-    "pcm16": AudioFormat(PCM16, OPENAI_PCM_RATE),
-    "g711_ulaw": AudioFormat(PCMU, G711_RATE),
-    "g711_alaw": AudioFormat(PCMA, G711_RATE),
-}
+LOGPROBS = "item.input_audio_transcription.logprobs"
+"""The one ``include`` value OpenAI defines: log probabilities on transcription deltas."""
+MAX_KEYWORDS = 64
 _NOISE_REDUCTION_TYPES = ("near_field", "far_field")
 _LANGUAGE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*")
-_MAX_PADDING_MS = 10_000
-_MAX_SILENCE_MS = 60_000
-
-
-class ProtocolError(DesktopRtError):
-    """A client event that cannot be honoured; becomes an ``error`` event, never a closed socket.
-
-    ``type`` is OpenAI's error type, ``code`` a stable machine-readable reason, ``param`` the
-    dotted path of the offending field, ``event_id`` the client's ``event_id`` when it sent one.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        code: str = "invalid_value",
-        param: str | None = None,
-        type: str = "invalid_request_error",
-        event_id: str | None = None,
-    ):
-        super().__init__(message)
-        self.message = message
-        self.code = code
-        self.param = param
-        self.type = type
-        self.event_id = event_id
+_GA_TRANSCRIPTION = "session.audio.input.transcription"
 
 
 class _Unset(enum.Enum):
@@ -93,20 +85,14 @@ UNSET = _Unset.UNSET
 Unset = Literal[_Unset.UNSET]
 
 
-def describe_format(fmt: AudioFormat) -> str:
-    """What a client must send, in words: "PCM16 little-endian mono at 24000 Hz"."""
-    kind = {PCM16: "PCM16 little-endian", PCMU: "G.711 mu-law", PCMA: "G.711 A-law"}.get(
-        fmt.type, fmt.type
-    )
-    return f"{kind} mono at {fmt.rate} Hz"
-
-
 @dataclass(frozen=True)
 class SessionPatch:
     """The settings a ``session.update`` names; :data:`UNSET` fields stay as they are.
 
     ``model`` is the model the client named, if any. The connection's model is fixed, so the
     session ignores it; the server may use it to choose a model before the session exists.
+    ``language`` is the client's tag; ``language_param`` is the field it came from.
+    ``turn_options`` go with ``turn_detection`` (they are replaced whenever it is set).
     """
 
     format: AudioFormat | Unset = UNSET
@@ -114,6 +100,30 @@ class SessionPatch:
     prompt: str | None | Unset = UNSET
     turn_detection: TurnDetectorSettings | None | Unset = UNSET
     model: str | None = None
+    language_param: str = field(default=f"{_GA_TRANSCRIPTION}.language", compare=False, repr=False)
+    turn_options: TurnOptions | None = None
+    include: tuple[str, ...] | Unset = UNSET
+    keywords: tuple[str, ...] | Unset = UNSET
+
+    def resolved(self, languages: Collection[str]) -> SessionPatch:
+        """This patch with its language tag mapped onto ``languages`` (``en-US`` -> ``en``).
+
+        Raises :class:`ProtocolError` naming the field when ``languages`` has no such language,
+        or when its prompt is over the bound (a patch built in code, not parsed).
+        """
+        if isinstance(self.prompt, str):  # parsed patches are checked already; built ones too
+            bounded_text(self.prompt, f"{_GA_TRANSCRIPTION}.prompt", MAX_PROMPT_BYTES)
+        if not isinstance(self.language, str):
+            return self
+        code = resolve_language(self.language, languages)
+        if code is None:
+            raise ProtocolError(
+                f"'{self.language_param}' is {shown(self.language)}, not a language this model "
+                "transcribes; name one by its ISO 639-1 code such as 'en' or 'de' (a tag such as "
+                "'en-US' works too), or null to detect it",
+                param=self.language_param,
+            )
+        return replace(self, language=code)
 
 
 @dataclass(frozen=True)
@@ -122,134 +132,66 @@ class SessionConfig:
 
     id: str
     model: str
-    format: AudioFormat = AudioFormat(PCM16, SAMPLE_RATE)
+    format: AudioFormat = DEFAULT_FORMAT
     language: str | None = None
     prompt: str | None = None
     turn_detection: TurnDetectorSettings | None = None
+    turn_options: TurnOptions | None = None
+    include: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+
+    @property
+    def logprobs(self) -> bool:
+        """Deltas and completions carry ``logprobs``."""
+        return LOGPROBS in self.include
+
+    @property
+    def model_prompt(self) -> str | None:
+        """What the model is prompted with: the prompt, then the keywords joined by commas."""
+        parts = [p for p in (self.prompt, ", ".join(self.keywords)) if p]
+        return " ".join(parts) or None
 
     def apply(self, patch: SessionPatch) -> SessionConfig:
         """The settings after ``patch``; the model never changes."""
+        names = ("format", "language", "prompt", "turn_detection", "include", "keywords")
         changes = {
-            name: getattr(patch, name)
-            for name in ("format", "language", "prompt", "turn_detection")
-            if getattr(patch, name) is not UNSET
+            name: getattr(patch, name) for name in names if getattr(patch, name) is not UNSET
         }
+        if patch.turn_detection is not UNSET:
+            changes["turn_options"] = patch.turn_options
         return replace(self, **changes)
 
     def to_wire(self) -> dict[str, Any]:
         fmt: dict[str, Any] = {"type": self.format.type}
         if self.format.type == PCM16:
             fmt["rate"] = self.format.rate
-        turn = None
-        if self.turn_detection is not None:
-            turn = {
-                "type": "server_vad",
-                "threshold": self.turn_detection.threshold,
-                "prefix_padding_ms": self.turn_detection.prefix_padding_ms,
-                "silence_duration_ms": self.turn_detection.silence_duration_ms,
-            }
-        return {
+        transcription: dict[str, Any] = {
+            "model": self.model,
+            "language": self.language,
+            "prompt": self.prompt,
+        }
+        if self.keywords:
+            transcription["keywords"] = list(self.keywords)
+        wire: dict[str, Any] = {
             "id": self.id,
             "object": "realtime.transcription_session",
             "type": "transcription",
             "audio": {
                 "input": {
                     "format": fmt,
-                    "transcription": {
-                        "model": self.model,
-                        "language": self.language,
-                        "prompt": self.prompt,
-                    },
-                    "turn_detection": turn,
-                    # Accepted in updates, never applied: the session reports what it does.
-                    "noise_reduction": None,
+                    "transcription": transcription,
+                    "turn_detection": turn_detection_wire(self.turn_detection, self.turn_options),
+                    "noise_reduction": None,  # no denoiser here: asking for one is refused
                 }
             },
         }
-
-
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    return {
-        dict: "an object",
-        list: "an array",
-        str: "a string",
-        int: "an integer",
-        float: "a number",
-    }.get(type(value), type(value).__name__)
-
-
-def _invalid_type(param: str, expected: str, value: object) -> ProtocolError:
-    return ProtocolError(
-        f"'{param}' must be {expected}, not {_type_name(value)}", code="invalid_type", param=param
-    )
-
-
-def _object(value: object, param: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise _invalid_type(param, "an object", value)
-    return value
-
-
-def _optional_str(value: object, param: str) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise _invalid_type(param, "a string or null", value)
-    return value
-
-
-def _int(value: object, param: str, low: int, high: int, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _invalid_type(param, f"an integer ({what})", value)
-    if not low <= value <= high:
-        raise ProtocolError(f"'{param}' must be {what}; got {value}", param=param)
-    return value
-
-
-def _rate(value: object, param: str) -> int:
-    return _int(
-        value,
-        param,
-        MIN_RATE,
-        MAX_RATE,
-        f"a sample rate from {MIN_RATE} to {MAX_RATE} Hz, e.g. 24000",
-    )
-
-
-def _format(value: object, param: str) -> AudioFormat:
-    obj = _object(value, param)
-    kind = obj.get("type", PCM16)
-    if not isinstance(kind, str):
-        raise _invalid_type(f"{param}.type", "a string", kind)
-    if kind not in SUPPORTED_FORMATS:
-        raise ProtocolError(
-            f"'{param}.type' must be one of {', '.join(SUPPORTED_FORMATS)}; got '{kind}'",
-            param=f"{param}.type",
-        )
-    rate = obj.get("rate")
-    if kind == PCM16:
-        return AudioFormat(PCM16, OPENAI_PCM_RATE if rate is None else _rate(rate, f"{param}.rate"))
-    if rate is not None and _rate(rate, f"{param}.rate") != G711_RATE:
-        raise ProtocolError(
-            f"'{param}.rate' must be {G711_RATE} for {kind} (G.711 is 8 kHz)", param=f"{param}.rate"
-        )
-    return AudioFormat(kind, G711_RATE)
-
-
-def _beta_format(value: object, param: str) -> AudioFormat:
-    if not isinstance(value, str):
-        raise _invalid_type(param, "a string", value)
-    if value not in _BETA_FORMATS:
-        raise ProtocolError(
-            f"'{param}' must be one of {', '.join(_BETA_FORMATS)}; got '{value}'", param=param
-        )
-    return _BETA_FORMATS[value]
+        if self.include:
+            wire["include"] = list(self.include)
+        return wire
 
 
 def _language(value: object, param: str) -> str | None:
-    value = _optional_str(value, param)
+    value = optional_text(value, param, MAX_LANGUAGE_BYTES)
     if not value:
         return None
     if not _LANGUAGE.fullmatch(value):
@@ -259,72 +201,117 @@ def _language(value: object, param: str) -> str | None:
     return value
 
 
-def _turn_detection(value: object, param: str) -> TurnDetectorSettings | None:
-    """``null`` turns detection off; an object replaces the settings (omitted fields: defaults)."""
-    if value is None:
-        return None
-    obj = _object(value, param)
-    kind = obj.get("type", "server_vad")
-    if kind != "server_vad":
-        raise ProtocolError(
-            f"'{param}.type' must be 'server_vad' (or set turn_detection to null); got {kind!r}",
-            param=f"{param}.type",
-        )
-    default = TurnDetectorSettings()
-    threshold = obj.get("threshold", default.threshold)
-    if threshold is None:
-        threshold = default.threshold
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
-        raise _invalid_type(f"{param}.threshold", "a number from 0 to 1", threshold)
-    if not (math.isfinite(threshold) and 0.0 <= threshold <= 1.0):
-        raise ProtocolError(
-            f"'{param}.threshold' must be from 0 to 1; got {threshold}", param=f"{param}.threshold"
-        )
-    padding = obj.get("prefix_padding_ms", default.prefix_padding_ms)
-    silence = obj.get("silence_duration_ms", default.silence_duration_ms)
-    return TurnDetectorSettings(
-        threshold=float(threshold),
-        prefix_padding_ms=_int(
-            default.prefix_padding_ms if padding is None else padding,
-            f"{param}.prefix_padding_ms",
-            0,
-            _MAX_PADDING_MS,
-            f"from 0 to {_MAX_PADDING_MS} ms",
-        ),
-        silence_duration_ms=_int(
-            default.silence_duration_ms if silence is None else silence,
-            f"{param}.silence_duration_ms",
-            0,
-            _MAX_SILENCE_MS,
-            f"from 0 to {_MAX_SILENCE_MS} ms",
-        ),
-    )
-
-
 def _noise_reduction(value: object, param: str) -> None:
-    """Validated, then ignored: noise reduction is not applied (the session reports null)."""
+    """``null`` (or no type) is accepted; a denoiser is refused: there is none on this server."""
     if value is None:
         return
-    kind = _object(value, param).get("type")
+    kind = json_object(value, param).get("type")
+    if kind is None:
+        return
     if kind not in _NOISE_REDUCTION_TYPES:
         raise ProtocolError(
             f"'{param}.type' must be one of {', '.join(_NOISE_REDUCTION_TYPES)}",
             param=f"{param}.type",
         )
+    raise ProtocolError(
+        f"'{param}' asks for {kind} noise reduction, which this server does not have (no "
+        "denoiser is installed); set it to null and send the audio as it is",
+        param=param,
+    )
+
+
+def _include(value: object, param: str) -> tuple[str, ...]:
+    include = text_list(value, param, MAX_INCLUDE_ITEMS, MAX_NAME_BYTES)
+    for i, item in enumerate(include):
+        if item != LOGPROBS:
+            raise ProtocolError(
+                f"'{param}[{i}]' is {shown(item)}; the only value is '{LOGPROBS}'",
+                param=f"{param}[{i}]",
+            )
+    return include
+
+
+def _languages(obj: dict[str, Any], param: str, fields: dict[str, Any]) -> None:
+    """``languages``: one entry is read as ``language``; several are refused."""
+    tags = text_list(obj["languages"], f"{param}.languages", MAX_INCLUDE_ITEMS, MAX_LANGUAGE_BYTES)
+    if len(tags) > 1:
+        raise ProtocolError(
+            f"'{param}.languages' names {len(tags)} languages; this server transcribes one "
+            "language or detects it among all it knows: name one, or use 'language'",
+            param=f"{param}.languages",
+        )
+    if tags and "language" in obj and obj["language"] != tags[0]:
+        raise ProtocolError(
+            f"'{param}.languages' and '{param}.language' disagree; send one of them",
+            param=f"{param}.languages",
+        )
+    if tags:
+        fields["language"] = _language(tags[0], f"{param}.languages[0]")
+        fields["language_param"] = f"{param}.languages[0]"
 
 
 def _transcription(value: object, param: str, fields: dict[str, Any]) -> None:
-    """Present keys update; ``null`` resets language and prompt."""
+    """Present keys update; ``null`` resets language, prompt and keywords."""
     if value is None:
-        fields.update(language=None, prompt=None)
+        fields.update(language=None, prompt=None, keywords=())
         return
-    obj = _object(value, param)
+    obj = json_object(value, param)
     if "model" in obj:
-        fields["model"] = _optional_str(obj["model"], f"{param}.model")
+        fields["model"] = optional_text(obj["model"], f"{param}.model", MAX_NAME_BYTES)
     if "language" in obj:
         fields["language"] = _language(obj["language"], f"{param}.language")
+        fields["language_param"] = f"{param}.language"
+    if obj.get("languages") is not None:
+        _languages(obj, param, fields)
     if "prompt" in obj:
-        fields["prompt"] = _optional_str(obj["prompt"], f"{param}.prompt") or None
+        fields["prompt"] = optional_text(obj["prompt"], f"{param}.prompt", MAX_PROMPT_BYTES) or None
+    if "keywords" in obj:
+        fields["keywords"] = text_list(
+            obj["keywords"], f"{param}.keywords", MAX_KEYWORDS, MAX_NAME_BYTES
+        )
+    if obj.get("delay") is not None:
+        raise ProtocolError(
+            f"'{param}.delay' is not supported: the streaming engine sets its own pace (words "
+            "are sent as soon as two passes agree); set it to null",
+            param=f"{param}.delay",
+        )
+
+
+def _turns(value: object, param: str, fields: dict[str, Any]) -> None:
+    fields["turn_detection"], fields["turn_options"] = parse_turn_detection(value, param)
+
+
+def _beta(obj: dict[str, Any], param: str, fields: dict[str, Any]) -> None:
+    """The beta (``transcription_session.update``) keys."""
+    if "input_audio_format" in obj:
+        fields["format"] = parse_beta_format(
+            obj["input_audio_format"], f"{param}.input_audio_format"
+        )
+    if "input_audio_transcription" in obj:
+        _transcription(
+            obj["input_audio_transcription"], f"{param}.input_audio_transcription", fields
+        )
+    if "turn_detection" in obj:
+        _turns(obj["turn_detection"], f"{param}.turn_detection", fields)
+    if "input_audio_noise_reduction" in obj:
+        _noise_reduction(obj["input_audio_noise_reduction"], f"{param}.input_audio_noise_reduction")
+
+
+def _ga_audio_input(audio: object, param: str, fields: dict[str, Any]) -> None:
+    """The GA keys under ``audio.input``."""
+    audio_in = json_object(audio, f"{param}.audio").get("input")
+    if audio_in is None:
+        return
+    where = f"{param}.audio.input"
+    audio_in = json_object(audio_in, where)
+    if audio_in.get("format") is not None:
+        fields["format"] = parse_format(audio_in["format"], f"{where}.format")
+    if "transcription" in audio_in:
+        _transcription(audio_in["transcription"], f"{where}.transcription", fields)
+    if "turn_detection" in audio_in:
+        _turns(audio_in["turn_detection"], f"{where}.turn_detection", fields)
+    if "noise_reduction" in audio_in:
+        _noise_reduction(audio_in["noise_reduction"], f"{where}.noise_reduction")
 
 
 def parse_session_patch(value: object, param: str = "session") -> SessionPatch:
@@ -333,42 +320,19 @@ def parse_session_patch(value: object, param: str = "session") -> SessionPatch:
     Beta keys are read first, then the GA ``audio.input`` ones, so the GA shape wins when a
     client sends both.
     """
-    obj = _object(value, param)
+    obj = json_object(value, param)
     fields: dict[str, Any] = {}
     kind = obj.get("type")
     if kind is not None and kind != "transcription":
         raise ProtocolError(
-            f"'{param}.type' must be 'transcription': this server only transcribes; got {kind!r}",
+            f"'{param}.type' must be 'transcription': this server only transcribes; got {shown(kind)}",
             param=f"{param}.type",
         )
     if "model" in obj:
-        fields["model"] = _optional_str(obj["model"], f"{param}.model")
-    # Beta (transcription_session.update) shape.
-    if "input_audio_format" in obj:
-        fields["format"] = _beta_format(obj["input_audio_format"], f"{param}.input_audio_format")
-    if "input_audio_transcription" in obj:
-        _transcription(
-            obj["input_audio_transcription"], f"{param}.input_audio_transcription", fields
-        )
-    if "turn_detection" in obj:
-        fields["turn_detection"] = _turn_detection(obj["turn_detection"], f"{param}.turn_detection")
-    if "input_audio_noise_reduction" in obj:
-        _noise_reduction(obj["input_audio_noise_reduction"], f"{param}.input_audio_noise_reduction")
-    # GA shape.
-    audio = obj.get("audio")
-    if audio is not None:
-        audio_in = _object(audio, f"{param}.audio").get("input")
-        if audio_in is not None:
-            where = f"{param}.audio.input"
-            audio_in = _object(audio_in, where)
-            if audio_in.get("format") is not None:
-                fields["format"] = _format(audio_in["format"], f"{where}.format")
-            if "transcription" in audio_in:
-                _transcription(audio_in["transcription"], f"{where}.transcription", fields)
-            if "turn_detection" in audio_in:
-                fields["turn_detection"] = _turn_detection(
-                    audio_in["turn_detection"], f"{where}.turn_detection"
-                )
-            if "noise_reduction" in audio_in:
-                _noise_reduction(audio_in["noise_reduction"], f"{where}.noise_reduction")
+        fields["model"] = optional_text(obj["model"], f"{param}.model", MAX_NAME_BYTES)
+    if "include" in obj:
+        fields["include"] = _include(obj["include"], f"{param}.include")
+    _beta(obj, param, fields)
+    if obj.get("audio") is not None:
+        _ga_audio_input(obj["audio"], param, fields)
     return SessionPatch(**fields)

@@ -4,21 +4,27 @@ Call order: audio goes to ``open``; :meth:`ItemLedger.commit` moves it to the co
 (answer: ``input_audio_buffer.committed`` and a :class:`Flush`) and opens the next;
 :meth:`ItemLedger.complete` takes a committed item back once the worker answered its flush;
 :meth:`ItemLedger.clear` drops the open item. Invariants: ``committed`` events chain by
-``previous_item_id``; an item's deltas, joined, are its transcript; a cleared or completed item
-is never found again, so late results for it are ignored.
+``previous_item_id``; an item's deltas, joined, are its transcript (and its ``logprobs``
+entries, joined, are its deltas); a cleared or completed item is never found again, so late
+results for it are ignored. An item the recognizer failed on ends as ``failed``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from desktop_rt.core_types import SAMPLE_RATE, Word
 from desktop_rt.engine.protocol.events import (
     Clear,
     Flush,
     InputAudioBufferCommitted,
+    LogProb,
+    ServerEvent,
     TranscriptionCompleted,
+    TranscriptionDelta,
+    TranscriptionFailed,
+    TranscriptionTentative,
     new_id,
 )
 
@@ -37,18 +43,39 @@ class Item:
     appended: bool = False
     """Audio arrived for it (without VAD: even if the resampler has not released it yet)."""
     tentative: str = ""
+    logprobs: list[LogProb] = field(default_factory=list)
+    """One entry per word sent (the word as in its delta), in order."""
+    language: str | None = None
+    """The language its words are in, when known."""
+    failure: str | None = None
+    """Why the recognizer failed on some of its audio; it then ends as ``failed``."""
 
     @property
     def has_audio(self) -> bool:
         return self.appended or self.samples > 0
 
     def add_words(self, words: Sequence[Word]) -> str:
-        """Append newly committed words; returns the delta to send ("" for none)."""
-        text = "".join(w.text for w in words)
-        if not self.text:
-            text = text.lstrip()  # a transcript does not start with the tokenizer's space
+        """Append newly committed words; returns the delta to send ("" for none). Each word of
+        it is appended to ``logprobs``."""
+        entries: list[LogProb] = []
+        for word in words:
+            token = word.text if self.text or entries else word.text.lstrip()
+            if token:  # a transcript does not start with the tokenizer's space
+                entries.append(LogProb.of(token, word.probability))
+        text = "".join(e.token for e in entries)
         self.text += text
+        self.logprobs += entries
         return text
+
+    def delta(self, words: Sequence[Word], logprobs: bool) -> list[ServerEvent]:
+        """The delta event of newly committed words (none when they add no text)."""
+        start = len(self.logprobs)
+        text = self.add_words(words)
+        if not text:
+            return []
+        return [
+            TranscriptionDelta(self.id, text, tuple(self.logprobs[start:]) if logprobs else None)
+        ]
 
     def set_tentative(self, words: Sequence[Word]) -> bool:
         """Take the current tentative words; True if their text changed."""
@@ -58,8 +85,15 @@ class Item:
         self.tentative = text
         return changed
 
-    def completed(self) -> TranscriptionCompleted:
-        return TranscriptionCompleted(self.id, self.text, self.samples / SAMPLE_RATE)
+    def completed(self, logprobs: bool = False) -> TranscriptionCompleted:
+        """Its last event: ``completed``, or ``failed`` if the recognizer failed on it."""
+        seconds = self.samples / SAMPLE_RATE
+        entries = tuple(self.logprobs) if logprobs else None
+        if self.failure is not None:
+            return TranscriptionFailed(
+                self.id, self.text, seconds, self.language, entries, message=self.failure
+            )
+        return TranscriptionCompleted(self.id, self.text, seconds, self.language, entries)
 
 
 class ItemLedger:
@@ -75,12 +109,48 @@ class ItemLedger:
         """Some committed item has not completed yet."""
         return bool(self._committed)
 
+    def at_worker(self) -> Item | None:
+        """The item the worker is transcribing now: the oldest committed one awaiting its flush,
+        else the open one if it has handed audio (the worker answers flushes in order)."""
+        for item in self._committed.values():
+            return item
+        return self.open if self.open.samples else None
+
     def find(self, item_id: str) -> Item | None:
         """The committed or open item ``item_id``; None once it completed or was cleared."""
         found = self._committed.get(item_id)
         if found is None and item_id == self.open.id:
             found = self.open
         return found
+
+    def words(
+        self,
+        item_id: str,
+        committed: Sequence[Word],
+        tentative: Sequence[Word] | None,
+        language: str | None,
+        logprobs: bool,
+    ) -> list[ServerEvent]:
+        """A recognizer result for ``item_id`` (ignored once it ended): a delta of the
+        ``committed`` words, then the ``tentative`` ones when given and changed."""
+        item = self.find(item_id)
+        if item is None:
+            return []
+        item.language = language or item.language
+        events = item.delta(committed, logprobs)
+        if tentative is not None and item.set_tentative(tentative):
+            events.append(TranscriptionTentative(item.id, item.tentative))
+        return events
+
+    def flushed(
+        self, item_id: str, committed: Sequence[Word], language: str | None, logprobs: bool
+    ) -> list[ServerEvent]:
+        """The answer to a committed item's flush: its last delta, then its end."""
+        item = self.complete(item_id)
+        if item is None:
+            return []
+        item.language = language or item.language
+        return [*item.delta(committed, logprobs), item.completed(logprobs)]
 
     def commit(self, final: bool) -> tuple[InputAudioBufferCommitted, Flush]:
         """Commit the open item and open the next one."""

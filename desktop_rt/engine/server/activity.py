@@ -3,7 +3,9 @@
 Rows live in ``<data dir>/activity.sqlite3``, table ``activity`` (transcripts are elsewhere,
 in :mod:`desktop_rt.history.store`). One thread owns the connection: :meth:`ActivityLog.record`
 hands a row over and returns at once, and reads go through the same thread, so a read sees
-every row recorded before it. A failed write is logged; the session is not affected.
+every row recorded before it. A failed write is logged; the session is not affected. A damaged
+file is moved aside (``activity.damaged-<UTC time>.sqlite3``) and a fresh one started; the read
+that found it raises :class:`ActivityUnavailable`, a write is retried on the fresh file.
 :class:`ActivityMeter` counts what one session did (audio seconds in, items, words out) from
 event objects (in-process sessions) or JSON frames (the command-model proxy), and builds its row.
 """
@@ -15,13 +17,17 @@ import binascii
 import contextlib
 import json
 import logging
+import os
 import sqlite3
 import threading
+import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from desktop_rt.errors import DesktopRtError
 from desktop_rt.paths import data_dir
 from desktop_rt.timestamps import now_iso
 
@@ -30,11 +36,14 @@ __all__ = [
     "ActivityRow",
     "ActivityMeter",
     "ActivityLog",
+    "ActivityUnavailable",
     "activity_path",
     "activity_timestamp",
 ]
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 ACTIVITY_FILE = "activity.sqlite3"
 COMPLETED = "conversation.item.input_audio_transcription.completed"
@@ -216,6 +225,16 @@ def _json_object(frame: str) -> dict[str, Any] | None:
     return event if isinstance(event, dict) else None
 
 
+class ActivityUnavailable(DesktopRtError):
+    """The activity database cannot be read now; the message says why and what was done."""
+
+
+def _damaged(exc: sqlite3.Error) -> bool:
+    """Not a database, or a corrupt one (not a locked or unreadable file: those pass)."""
+    name = getattr(exc, "sqlite_errorname", None) or ""
+    return name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT"))
+
+
 class ActivityLog:
     """The activity table, owned by one thread; see the module docstring."""
 
@@ -231,10 +250,14 @@ class ActivityLog:
         if self._db is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(self.path)
-            db.row_factory = sqlite3.Row
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(_SCHEMA)
+            try:
+                db.row_factory = sqlite3.Row
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.executescript(_SCHEMA)
+            except BaseException:
+                db.close()
+                raise
             self._db = db
         return self._db
 
@@ -247,14 +270,19 @@ class ActivityLog:
         self._executor.submit(self._insert, row)
 
     def _insert(self, row: ActivityRow) -> None:
-        try:
-            db = self._connect()
+        def insert(db: sqlite3.Connection) -> None:
             with db:
                 db.execute(
                     f"INSERT INTO activity ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
                     tuple(getattr(row, c) for c in _COLUMNS),
                 )
-        except (sqlite3.Error, OSError):
+
+        try:
+            try:
+                self._use(insert)
+            except ActivityUnavailable:  # moved aside: the row goes to the fresh file
+                self._use(insert)
+        except (sqlite3.Error, OSError, ActivityUnavailable):
             log.exception("could not write an activity row to %s", self.path)
         finally:
             with self._cond:
@@ -282,13 +310,60 @@ class ActivityLog:
         return rows
 
     def _select(self, limit: int, model: str | None) -> list[ActivityRow]:
-        db = self._connect()
         where, params = ("WHERE model = ?", (model,)) if model else ("", ())
-        found = db.execute(
-            f"SELECT id, {', '.join(_COLUMNS)} FROM activity {where} ORDER BY id DESC LIMIT ?",
-            (*params, max(0, int(limit))),
-        ).fetchall()
+        found = self._use(
+            lambda db: db.execute(
+                f"SELECT id, {', '.join(_COLUMNS)} FROM activity {where} ORDER BY id DESC LIMIT ?",
+                (*params, max(0, int(limit))),
+            ).fetchall()
+        )
         return [ActivityRow(**dict(r)) for r in found]
+
+    # ---- damage ----------------------------------------------------------------------------
+
+    def _use(self, action: Callable[[sqlite3.Connection], T]) -> T:
+        """``action(db)``; a damaged file is moved aside and :class:`ActivityUnavailable` raised."""
+        try:
+            return action(self._connect())
+        except sqlite3.DatabaseError as exc:
+            if not _damaged(exc):
+                raise
+            damage = exc
+        try:
+            moved = self._move_aside()
+        except OSError as exc:
+            raise ActivityUnavailable(
+                f"the activity log {self.path} is damaged ({damage}) and could not be moved "
+                f"aside ({exc}); move or delete it, then ask again"
+            ) from exc
+        log.warning(
+            "the activity log %s was damaged (%s): moved it to %s and started a new one",
+            self.path,
+            damage,
+            moved.name,
+        )
+        raise ActivityUnavailable(
+            f"the activity log was damaged ({damage}); it was moved to {moved} and a new one "
+            "was started: ask again for the activity recorded from now on"
+        )
+
+    def _move_aside(self) -> Path:
+        """Rename the database and its -wal and -shm files to ``<stem>.damaged-<time>``."""
+        if self._db is not None:
+            try:
+                self._db.close()
+            finally:
+                self._db = None
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        target, n = self.path.with_name(f"{self.path.stem}.damaged-{stamp}{self.path.suffix}"), 1
+        while target.exists():
+            n += 1
+            target = target.with_name(f"{self.path.stem}.damaged-{stamp}-{n}{self.path.suffix}")
+        for extra in ("", "-wal", "-shm"):
+            source = Path(f"{self.path}{extra}")
+            if source.exists():
+                os.replace(source, f"{target}{extra}")
+        return target
 
     def close(self) -> None:
         if self._closed:

@@ -26,7 +26,7 @@ from desktop_rt.engine.asr.worker import (
     WordsResult,
     WorkerResult,
 )
-from desktop_rt.engine.audio.codecs import float_to_pcm16
+from desktop_rt.engine.audio.codecs import PCM16, SAMPLE_RATE, AudioFormat, float_to_pcm16
 from desktop_rt.engine.protocol.events import (
     ClientEvent,
     InputAudioBufferAppend,
@@ -36,9 +36,12 @@ from desktop_rt.engine.protocol.events import (
 )
 from desktop_rt.engine.protocol.session import RealtimeSession
 
-__all__ = ["EventSink", "SessionBridge", "LocalSession"]
+__all__ = ["EventSink", "SessionBridge", "LocalSession", "LOCAL_FORMAT"]
 
 EventSink = Callable[[Sequence[ServerEvent]], None]
+LOCAL_FORMAT = AudioFormat(PCM16, SAMPLE_RATE)
+"""The input of a :class:`LocalSession`'s session until an update names another:
+:meth:`LocalSession.append` sends PCM16 at 16 kHz."""
 
 
 class SessionBridge:
@@ -196,7 +199,8 @@ class LocalSession:
     def update(self, session: dict[str, Any]) -> None:
         """A ``session.update`` with this ``session`` object (language, prompt, turn detection).
 
-        Keep the input format at its default (PCM16, 16 kHz): :meth:`append` sends that.
+        Keep the input format at the local session's default (:data:`LOCAL_FORMAT`, PCM16 at
+        16 kHz, not a websocket client's 24 kHz): :meth:`append` sends that.
         """
         text = json.dumps({"type": "session.update", "session": session})
         self._call(lambda bridge: bridge.receive(text))

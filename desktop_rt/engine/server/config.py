@@ -20,6 +20,8 @@ class ServerConfig:
     port: int = 8777
     api_key: str | None = None
     allowed_origins: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()
+    """Host names besides loopback that requests may name in their Host header (a LAN name)."""
     model_id: str = DEFAULT_MODEL_ID
     limits: SessionLimits = field(default_factory=SessionLimits)
     streaming: StreamingConfig = StreamingConfig()

@@ -28,6 +28,7 @@ from desktop_rt.engine.models.router import (
     Lease,
     LimitReachedError,
     ModelLoadError,
+    ModelWaitTimeoutError,
     RouterError,
 )
 from desktop_rt.engine.protocol.events import ErrorEvent, ServerEvent, to_json
@@ -198,19 +199,22 @@ class RealtimeConnection:
         return self._known(model, "session.update")
 
     def _known(self, model: str, where: str) -> str:
-        if model not in self.hub.router.ids:
-            self.model = model
+        model_id = self.hub.router.resolve(model)  # an id, or an alias of one
+        if model_id is None:
+            self.model = model = model if len(model) <= 100 else model[:97] + "..."
             raise _Refusal(
                 "model_not_found",
                 f"The model '{model}' (from {where}) is not served here; models here: {self.models_here}. "
                 f"Name one of them (GET /v1/models lists them), or add it with `desktop-rt models add`.",
                 1008,
             )
-        return model
+        return model_id
 
     def _refusal_for(self, exc: RouterError) -> _Refusal:
         if isinstance(exc, LimitReachedError):
             return _Refusal(exc.code, str(exc), 1013, "rate_limit_error")
+        if isinstance(exc, ModelWaitTimeoutError):
+            return _Refusal(exc.code, str(exc), 1013, "server_error")
         if isinstance(exc, ModelLoadError):
             return _Refusal(
                 "model_load_failed",

@@ -1,17 +1,20 @@
-"""What the server decides before a websocket opens: routes, origin, API key, subprotocol.
+"""What the server decides before a websocket opens: host, origin, routes, API key, subprotocol.
 
 Pure functions over header values, plus :class:`HandshakeGate`, the websockets server's
 ``process_request`` and ``select_subprotocol`` hooks. Plain HTTP (``/health``, ``/v1/models``,
 the ``routes`` handlers) is answered here and never becomes a websocket. Order of the checks:
-origin (a non-loopback browser page not allowed gets 403), route (404), API key (401; keys are
-compared in constant time; ``/health`` needs none), then ``admit`` (the concurrency limits, 429).
-The accepted key forms and origins are documented in docs/protocol.md ("Connecting").
+Host (one, naming this machine or a configured name, else 400/421: no DNS rebinding), origin (a
+non-loopback browser page not allowed gets 403), route (404), API key (exactly one credential,
+else 401; compared in constant time; ``/health`` needs none), then ``admit`` (429). The rules
+are documented in docs/protocol.md ("Connecting").
 """
 
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import json
+import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +25,7 @@ from urllib.parse import parse_qs, urlsplit
 from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
+from websockets.server import ServerProtocol
 from websockets.typing import Subprotocol
 
 __all__ = [
@@ -29,12 +33,15 @@ __all__ = [
     "KEY_SUBPROTOCOL_PREFIX",
     "is_loopback_host",
     "is_loopback_origin",
+    "host_name",
+    "host_allowed",
     "origin_allowed",
     "offered_subprotocols",
     "presented_keys",
     "key_matches",
     "choose_subprotocol",
     "error_body",
+    "json_rejection",
     "json_response",
     "HandshakeGate",
 ]
@@ -42,6 +49,9 @@ __all__ = [
 REALTIME_PATH = "/v1/realtime"
 KEY_SUBPROTOCOL_PREFIX = "openai-insecure-api-key."
 _LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
+_LOOPBACK_ORIGIN_HOSTS = {"localhost", "127.0.0.1", "::1"}  # urlsplit's hostname: lower, no []
+_WILDCARD_HOSTS = {"", "0.0.0.0", "::", "[::]"}
+_PORT = re.compile(r":[0-9]*")
 
 
 def is_loopback_host(host: str | None) -> bool:
@@ -58,13 +68,56 @@ def is_loopback_host(host: str | None) -> bool:
 
 
 def is_loopback_origin(origin: str) -> bool:
+    """A page served by this machine under one of the three loopback names: ``localhost``,
+    ``127.0.0.1`` or ``[::1]`` (any port, http or https). Other 127.x.x.x addresses are not
+    among them: a page there must be allowed like any other origin (docs/protocol.md)."""
     try:
         parts = urlsplit(origin.strip())
         hostname = parts.hostname
         parts.port  # noqa: B018 - raises ValueError on a malformed port
     except ValueError:
         return False
-    return parts.scheme in ("http", "https") and hostname is not None and is_loopback_host(hostname)
+    return parts.scheme in ("http", "https") and hostname in _LOOPBACK_ORIGIN_HOSTS
+
+
+def host_name(value: str) -> str | None:
+    """The host of a ``Host`` header value, lower case, without port, brackets or final dot
+    (``"[::1]:8777"`` -> ``"::1"``); None when it is malformed."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        host, bracket, port = value[1:].partition("]")
+        if not bracket:
+            return None
+    else:
+        host, colon, digits = value.partition(":")
+        port = colon + digits
+    if port and not _PORT.fullmatch(port):
+        return None
+    return host.removesuffix(".") or None
+
+
+def _ip_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def host_allowed(value: str, allowed: Iterable[str] = (), bound: str | None = None) -> bool:
+    """A ``Host`` this server answers: loopback, a name the user allowed (any port), or the
+    address the server is bound to; bound to every interface, any IP address (an address, unlike
+    a name, cannot be rebound by DNS to this machine)."""
+    host = host_name(value)
+    if host is None:
+        return False
+    if is_loopback_host(host) or any(host_name(a) == host for a in allowed):
+        return True
+    if bound is None or is_loopback_host(bound):
+        return False
+    if bound.strip().lower() in _WILDCARD_HOSTS:
+        return _ip_literal(host)
+    return host == bound.strip().strip("[]").lower()
 
 
 def _normalize_origin(origin: str) -> str:
@@ -148,12 +201,17 @@ def error_body(
     )
 
 
-def json_response(connection: ServerConnection, status: HTTPStatus, body: str) -> Response:
-    """An HTTP answer with a JSON body, for ``process_request``."""
-    response = connection.respond(status, body)
+def json_rejection(protocol: ServerProtocol, status: HTTPStatus, body: str) -> Response:
+    """An HTTP answer with a JSON body that ends the connection."""
+    response = protocol.reject(status, body)
     del response.headers["Content-Type"]
     response.headers["Content-Type"] = "application/json"
     return response
+
+
+def json_response(connection: ServerConnection, status: HTTPStatus, body: str) -> Response:
+    """An HTTP answer with a JSON body, for ``process_request``."""
+    return json_rejection(connection.protocol, status, body)
 
 
 JsonObject = dict[str, Any]
@@ -175,6 +233,10 @@ class HandshakeGate:
     admit: Admit | None = None
     """``admit(connection, request)``: None lets a websocket open, or a refusing response."""
     routes: Mapping[str, RouteHandler] = field(default_factory=dict)
+    allowed_hosts: tuple[str, ...] = ()
+    """Host names besides loopback that requests may name (a LAN name, a reverse proxy's)."""
+    bound_host: str | None = None
+    """The address the server listens on; a non-loopback one is accepted as a Host too."""
 
     # websockets hooks ----------------------------------------------------------------------
 
@@ -182,45 +244,13 @@ class HandshakeGate:
         self, connection: ServerConnection, request: Request
     ) -> Response | Awaitable[Response] | None:
         """Answer plain HTTP and refused handshakes; return None to open the websocket."""
-        parts = urlsplit(request.path)
-        path = parts.path.rstrip("/") or "/"
-        origin = request.headers.get("Origin")
-        if not origin_allowed(origin, self.allowed_origins):
-            return self._json(
-                connection,
-                HTTPStatus.FORBIDDEN,
-                error_body(
-                    f"Origin {origin} may not use this server. Allow it in desktop-rt's settings "
-                    f"(server > allowed origins) if you trust that page.",
-                    "invalid_request_error",
-                    "origin_not_allowed",
-                ),
-            )
+        path = urlsplit(request.path).path.rstrip("/") or "/"
+        refusal = self.refusal(request.headers, path)
+        if refusal is not None:
+            return self._json(connection, *refusal)
         if path == "/health":
             return self._json(
                 connection, HTTPStatus.OK, json.dumps({"status": "ok", **self.health()})
-            )
-        if path not in (REALTIME_PATH, "/v1/models", "/models", *self.routes):
-            return self._json(
-                connection,
-                HTTPStatus.NOT_FOUND,
-                error_body(
-                    f"No route {parts.path}. This server offers {REALTIME_PATH} (websocket), "
-                    f"/v1/models, {''.join(p + ', ' for p in self.routes)}and /health.",
-                    "invalid_request_error",
-                    "not_found",
-                ),
-            )
-        if not self.authorized(request.headers):
-            return self._json(
-                connection,
-                HTTPStatus.UNAUTHORIZED,
-                error_body(
-                    "Missing or wrong API key. Send it as 'Authorization: Bearer <key>' "
-                    "(or X-Api-Key, or the openai-insecure-api-key.<key> subprotocol).",
-                    "invalid_request_error",
-                    "invalid_api_key",
-                ),
             )
         if path in self.routes:
             return self._answer(connection, self.routes[path](request))
@@ -228,6 +258,57 @@ class HandshakeGate:
             return self._json(connection, HTTPStatus.OK, json.dumps(self.models_list()))
         if self.admit is not None:
             return self.admit(connection, request)
+        return None
+
+    def refusal(self, headers: Headers, path: str) -> tuple[HTTPStatus, str] | None:
+        """Why a request for ``path`` is refused (status, JSON body), in the module's order."""
+        hosts, origins = headers.get_all("Host"), headers.get_all("Origin")
+        if len(hosts) != 1 or len(origins) > 1:
+            return HTTPStatus.BAD_REQUEST, error_body(
+                f"Send one Host header and at most one Origin header (this request has "
+                f"{len(hosts)} and {len(origins)}).",
+                "invalid_request_error",
+                "invalid_headers",
+            )
+        if not host_allowed(hosts[0], self.allowed_hosts, self.bound_host):
+            return HTTPStatus.MISDIRECTED_REQUEST, error_body(
+                f"Host {hosts[0][:100]!r} is not a name this server answers to: use localhost or "
+                f"127.0.0.1, or add the name to the server's allowed hosts if you trust it.",
+                "invalid_request_error",
+                "host_not_allowed",
+            )
+        origin = origins[0] if origins else None
+        if not origin_allowed(origin, self.allowed_origins):
+            return HTTPStatus.FORBIDDEN, error_body(
+                f"Origin {str(origin)[:100]!r} may not use this server. Allow it in desktop-rt's "
+                f"settings (server > allowed origins) if you trust that page.",
+                "invalid_request_error",
+                "origin_not_allowed",
+            )
+        if path == "/health":
+            return None
+        if path not in (REALTIME_PATH, "/v1/models", "/models", *self.routes):
+            return HTTPStatus.NOT_FOUND, error_body(
+                f"No route {path[:200]}. This server offers {REALTIME_PATH} (websocket), "
+                f"/v1/models, {''.join(p + ', ' for p in self.routes)}and /health.",
+                "invalid_request_error",
+                "not_found",
+            )
+        credentials = len(self.credentials(headers))
+        if self.api_key is not None and credentials > 1:
+            return HTTPStatus.UNAUTHORIZED, error_body(
+                f"Send the API key once: this request carries {credentials} credentials "
+                "(Authorization, X-Api-Key and openai-insecure-api-key.<key> subprotocols).",
+                "invalid_request_error",
+                "invalid_api_key",
+            )
+        if not self.authorized(headers):
+            return HTTPStatus.UNAUTHORIZED, error_body(
+                "Missing or wrong API key. Send it as 'Authorization: Bearer <key>' "
+                "(or X-Api-Key, or the openai-insecure-api-key.<key> subprotocol).",
+                "invalid_request_error",
+                "invalid_api_key",
+            )
         return None
 
     def select_subprotocol(
@@ -238,11 +319,17 @@ class HandshakeGate:
 
     # helpers -------------------------------------------------------------------------------
 
+    def credentials(self, headers: Headers) -> list[str]:
+        """Every key the request presents, in any of the accepted forms."""
+        offered = offered_subprotocols(headers.get_all("Sec-WebSocket-Protocol"))
+        return presented_keys(headers, offered)
+
     def authorized(self, headers: Headers) -> bool:
+        """No key is set, or the request presents exactly one credential and it matches."""
         if self.api_key is None:
             return True
-        offered = offered_subprotocols(headers.get_all("Sec-WebSocket-Protocol"))
-        return key_matches(self.api_key, presented_keys(headers, offered))
+        keys = self.credentials(headers)
+        return len(keys) == 1 and key_matches(self.api_key, keys)
 
     def models_list(self) -> JsonObject:
         ids = list(self.model_ids()) if self.model_ids is not None else [self.model_id]

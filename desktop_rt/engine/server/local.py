@@ -5,18 +5,21 @@ awaits on the server loop: it leases the model (loading it if need be), then ope
 through the :class:`~desktop_rt.engine.server.sessions.SessionHub` that also serves websocket
 clients. A model that cannot be had, or that runs in another program, is answered with one
 ``error`` event and no bridge. Local sessions take no concurrency slot; each leaves one
-activity row (client ``local``), then ``on_closed`` runs.
+activity row (client ``local``), then ``on_closed`` runs. Their input is PCM16 at 16 kHz until
+an update says otherwise (what ``LocalSession.append`` sends), and they have no input queue: a
+microphone cannot wait, so audio the model cannot keep up with is dropped (``audio_backlog_full``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from desktop_rt.engine.models.router import RouterError
 from desktop_rt.engine.models.runtimes import InProcessRuntime
 from desktop_rt.engine.protocol.events import ErrorEvent, ServerEvent
 from desktop_rt.engine.server.activity import ActivityMeter
-from desktop_rt.engine.server.bridge import SessionBridge
+from desktop_rt.engine.server.bridge import LOCAL_FORMAT, SessionBridge
 from desktop_rt.engine.server.sessions import SessionHub
 
 __all__ = ["open_local_bridge"]
@@ -80,4 +83,6 @@ async def open_local_bridge(
         on_closed=closed,
         on_revoked=revoked,
         emit_tentative=emit_tentative,
+        input_format=LOCAL_FORMAT,
+        limits=replace(hub.limits, max_queued_bytes=0),
     )

@@ -1,7 +1,8 @@
 """Plain GET routes besides ``/health`` and ``/v1/models``; both need the key when one is set.
 
 - ``GET /v1/activity?limit=N&model=ID``: activity rows, newest first, as
-  ``{"object": "list", "data": [row, ...]}``.
+  ``{"object": "list", "data": [row, ...]}``; 503 when the database cannot be read (a damaged
+  one is moved aside and a new one started, so asking again works).
 - ``GET /unload?model=ID``: unload that model (no ``model``: every model) now, ending its
   sessions with an error event; answers ``{"unloaded": [ids]}``. A request from a web page
   (``Origin`` or ``Sec-Fetch-Site`` other than ``none``) gets 403: it has effects.
@@ -12,6 +13,7 @@ Each handler returns ``(status, JSON object)``; ``HandshakeGate`` turns that int
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -19,15 +21,15 @@ from urllib.parse import parse_qs, urlsplit
 from websockets.http11 import Request
 
 from desktop_rt.engine.models.router import ModelRouter, UnknownModelError
-from desktop_rt.engine.server.activity import ActivityLog
+from desktop_rt.engine.server.activity import ActivityLog, ActivityUnavailable
 
 __all__ = ["activity_route", "unload_route"]
 
 
-def _error(message: str, code: str, param: str | None = None) -> dict[str, Any]:
-    return {
-        "error": {"message": message, "type": "invalid_request_error", "code": code, "param": param}
-    }
+def _error(
+    message: str, code: str, param: str | None = None, type_: str = "invalid_request_error"
+) -> dict[str, Any]:
+    return {"error": {"message": message, "type": type_, "code": code, "param": param}}
 
 
 def _query(request: Request) -> dict[str, list[str]]:
@@ -48,7 +50,16 @@ async def activity_route(
         )
     rows = []
     if activity is not None:
-        rows = await asyncio.wrap_future(activity.rows_future(limit, query.get("model", [None])[0]))
+        try:
+            rows = await asyncio.wrap_future(
+                activity.rows_future(limit, query.get("model", [None])[0])
+            )
+        except (ActivityUnavailable, sqlite3.Error, OSError) as exc:
+            return HTTPStatus.SERVICE_UNAVAILABLE, _error(
+                f"The activity log cannot be read now: {exc}.",
+                "activity_unavailable",
+                type_="server_error",
+            )
     return HTTPStatus.OK, {"object": "list", "data": [row.to_json() for row in rows]}
 
 

@@ -41,6 +41,7 @@ from desktop_rt.engine.server.handshake import (
     is_loopback_host,
     json_response,
 )
+from desktop_rt.engine.server.http_guard import GuardedConnection
 from desktop_rt.engine.server.local import open_local_bridge
 from desktop_rt.engine.server.routes import activity_route, unload_route
 from desktop_rt.engine.server.sessions import SessionHub
@@ -87,8 +88,10 @@ class RealtimeServer:
             model_id=config.model_id,
             api_key=config.api_key or None,
             allowed_origins=tuple(config.allowed_origins),
+            allowed_hosts=tuple(config.allowed_hosts),
+            bound_host=config.host,
             health=self._health,
-            model_ids=lambda: self.catalog.ids,
+            model_ids=lambda: self.catalog.alias_map(config.model_id).names,
             admit=self._admit,
             routes={
                 "/v1/activity": lambda request: activity_route(self.activity, request),
@@ -175,7 +178,10 @@ class RealtimeServer:
         primary = self._primary_runtime()
         primary.start_now()
         self.router = ModelRouter(
-            self.catalog, self._make_runtime, preloaded={cfg.model_id: primary}
+            self.catalog,
+            self._make_runtime,
+            preloaded={cfg.model_id: primary},
+            default_model=cfg.model_id,
         )
         self.activity = ActivityLog(cfg.activity_path) if cfg.record_activity else None
         self._hub = SessionHub(self.router, self.activity, cfg.limits)
@@ -262,6 +268,7 @@ class RealtimeServer:
             ping_interval=cfg.ping_interval,
             compression=None,
             server_header="desktop-rt",
+            create_connection=GuardedConnection,
         ) as server:
             self.port = next(iter(server.sockets)).getsockname()[1]
             self._ready.set()
@@ -305,6 +312,7 @@ class RealtimeServer:
         """Handshake: take a concurrency slot for the connection, or refuse it with 429."""
         router = self.sessions.router
         requested = HandshakeGate.requested_model(request.path)
+        requested = (router.resolve(requested) or requested) if requested else requested
         ids = router.ids
         model = (
             requested if requested in ids else ids[0] if not requested and len(ids) == 1 else None

@@ -5,8 +5,10 @@
 model and returns its :class:`~desktop_rt.engine.server.bridge.SessionBridge`: events go to
 ``deliver`` once ``meter`` counted them; ``on_closed`` runs once when the bridge closes (the
 meter then holds the session's audio seconds); an unload by hand runs ``on_revoked(message)``,
-then sends a ``model_unloaded`` error event and closes the bridge. ``record`` writes a
-session's activity row; ``close_all`` closes every open bridge (the server stops).
+then sends a ``model_unloaded`` error event and closes the bridge. A websocket client's session
+starts with OpenAI's defaults (PCM16 at 24 kHz) and the server's limits; ``input_format`` and
+``limits`` replace them (the window's session). ``record`` writes a session's activity row;
+``close_all`` closes every open bridge (the server stops).
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ import asyncio
 from collections.abc import Callable, Sequence
 
 from desktop_rt.engine.asr.worker import InferenceWorker
+from desktop_rt.engine.audio.codecs import AudioFormat
 from desktop_rt.engine.models.router import Lease, ModelRouter
 from desktop_rt.engine.models.runtimes import InProcessRuntime
 from desktop_rt.engine.protocol.events import ErrorEvent, ServerEvent, TranscriptionCompleted
+from desktop_rt.engine.protocol.formats import DEFAULT_FORMAT
 from desktop_rt.engine.protocol.limits import SessionLimits
 from desktop_rt.engine.protocol.session import RealtimeSession
 from desktop_rt.engine.server.activity import ActivityLog, ActivityMeter
@@ -53,6 +57,11 @@ class SessionHub:
         """How many sessions are open."""
         return len(self._bridges)
 
+    @property
+    def limits(self) -> SessionLimits:
+        """What each websocket client's session may take (the server's configuration)."""
+        return self._limits
+
     def open(
         self,
         lease: Lease,
@@ -62,10 +71,15 @@ class SessionHub:
         on_closed: Callable[[], None],
         on_revoked: Callable[[str], None],
         emit_tentative: bool = False,
+        input_format: AudioFormat = DEFAULT_FORMAT,
+        limits: SessionLimits | None = None,
     ) -> SessionBridge:
         """A started session on ``lease``'s in-process model, wired to ``deliver``."""
         session = RealtimeSession(
-            model=lease.model_id, limits=self._limits, emit_tentative=emit_tentative
+            model=lease.model_id,
+            limits=limits or self._limits,
+            emit_tentative=emit_tentative,
+            input_format=input_format,
         )
         meter.session_id = session.session_id
 

@@ -48,8 +48,9 @@ def test_too_large_appends_are_rejected():
 # --- flood control -------------------------------------------------------------------------
 
 
-def test_backlog_full_drops_audio_until_the_worker_catches_up():
-    session = make(limits=SessionLimits(max_backlog_seconds=1.0))
+def test_without_a_queue_backlog_full_drops_audio_until_the_worker_catches_up():
+    # The desktop window's session: a microphone cannot wait, so what does not fit is dropped.
+    session = make(limits=SessionLimits(max_backlog_seconds=1.0, max_queued_bytes=0))
     chunk = float_to_pcm16(tone(0.4, 16000))
     assert append(session, chunk) == [] and append(session, chunk) == []
     error = only_error(append(session, chunk))
@@ -66,10 +67,13 @@ def test_backlog_full_drops_audio_until_the_worker_catches_up():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 6000), st.floats(0, 0.5)), max_size=60))
-def test_backlog_stays_bounded_under_flooding(ops):
+@given(
+    st.lists(st.tuples(st.integers(0, 6000), st.floats(0, 0.5)), max_size=60),
+    st.sampled_from([0, 20_000, 1 << 20]),
+)
+def test_backlog_stays_bounded_under_flooding(ops, queue_bytes):
     limit = 0.5
-    session = make(limits=SessionLimits(max_backlog_seconds=limit))
+    session = make(limits=SessionLimits(max_backlog_seconds=limit, max_queued_bytes=queue_bytes))
     handed = consumed = 0.0
     for n, seconds in ops:
         events = append(session, bytes(2 * n))

@@ -44,7 +44,8 @@ def test_session_created_comes_first_with_the_session_object():
     (created,) = drain(session)
     assert created["type"] == "session.created" and created["event_id"].startswith("event_")
     assert created["session"]["id"] == "sess_abc" == session.session_id
-    assert created["session"]["audio"]["input"]["format"] == {"type": "audio/pcm", "rate": 16000}
+    # OpenAI's default: a client that names no format sends PCM16 at 24 kHz (issue 16, bug 4).
+    assert created["session"]["audio"]["input"]["format"] == {"type": "audio/pcm", "rate": 24000}
     assert created["session"]["audio"]["input"]["transcription"]["model"] == "whisper-base"
     assert session.commands() == [] and not session.wants_close
 

@@ -32,7 +32,7 @@ def test_ga_session_update_reads_audio_input():
                             "threshold": 0.6,
                             "silence_duration_ms": 200,
                         },
-                        "noise_reduction": {"type": "near_field"},
+                        "noise_reduction": None,
                     }
                 },
                 "include": ["item.input_audio_transcription.logprobs"],
@@ -48,6 +48,7 @@ def test_ga_session_update_reads_audio_input():
                 threshold=0.6, prefix_padding_ms=300, silence_duration_ms=200
             ),
             model="gpt-4o-transcribe",
+            include=("item.input_audio_transcription.logprobs",),
         )
     )
 
@@ -162,9 +163,49 @@ def ga(input_obj: dict) -> dict:
             "session.audio.input.turn_detection.threshold",
         ),
         (
-            ga({"turn_detection": {"type": "semantic_vad"}}),
+            ga({"turn_detection": {"type": "model_vad"}}),
             "invalid_value",
             "session.audio.input.turn_detection.type",
+        ),
+        (
+            ga({"turn_detection": {"type": "semantic_vad", "eagerness": "eager"}}),
+            "invalid_value",
+            "session.audio.input.turn_detection.eagerness",
+        ),
+        (
+            ga({"turn_detection": {"type": "semantic_vad", "silence_duration_ms": 300}}),
+            "invalid_value",
+            "session.audio.input.turn_detection.silence_duration_ms",
+        ),
+        (
+            ga({"turn_detection": {"type": "server_vad", "idle_timeout_ms": 0}}),
+            "invalid_value",
+            "session.audio.input.turn_detection.idle_timeout_ms",
+        ),
+        (
+            ga({"turn_detection": {"type": "server_vad", "create_response": "yes"}}),
+            "invalid_type",
+            "session.audio.input.turn_detection.create_response",
+        ),
+        (
+            ga({"noise_reduction": {"type": "near_field"}}),
+            "invalid_value",
+            "session.audio.input.noise_reduction",
+        ),
+        (
+            ga({"transcription": {"delay": "low"}}),
+            "invalid_value",
+            "session.audio.input.transcription.delay",
+        ),
+        (
+            ga({"transcription": {"languages": ["en", "de"]}}),
+            "invalid_value",
+            "session.audio.input.transcription.languages",
+        ),
+        (
+            {"type": "session.update", "event_id": "u1", "session": {"include": ["x.logprobs"]}},
+            "invalid_value",
+            "session.include[0]",
         ),
         (
             ga({"turn_detection": {"type": "server_vad", "silence_duration_ms": -1}}),
@@ -242,7 +283,7 @@ def test_session_object_shape():
         "type": "transcription",
         "audio": {
             "input": {
-                "format": {"type": "audio/pcm", "rate": 16000},
+                "format": {"type": "audio/pcm", "rate": 24000},  # OpenAI's default rate
                 "transcription": {"model": "whisper-base", "language": None, "prompt": None},
                 "turn_detection": None,
                 "noise_reduction": None,

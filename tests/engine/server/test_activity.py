@@ -14,6 +14,7 @@ from desktop_rt.engine.server.activity import (
     ActivityLog,
     ActivityMeter,
     ActivityRow,
+    ActivityUnavailable,
     activity_path,
     activity_timestamp,
 )
@@ -64,6 +65,34 @@ def test_a_failed_write_is_logged_not_raised(tmp_path):
     log.record(row("a"))
     assert log.wait_recorded(1, 30)  # handled: the session that wrote it is not affected
     log.close()
+
+
+def test_a_damaged_file_is_moved_aside_and_the_row_kept_in_a_fresh_one(tmp_path):
+    path = tmp_path / "activity.sqlite3"
+    path.write_bytes(b"not a database " * 500)
+    log = ActivityLog(path)
+    log.record(row("a"))
+    assert log.wait_recorded(1, 30)
+    assert [r.model for r in log.rows()] == ["a"]
+    log.close()
+    (damaged,) = tmp_path.glob("activity.damaged-*.sqlite3")
+    assert damaged.read_bytes().startswith(b"not a database")
+
+
+def test_a_read_of_a_damaged_file_says_where_it_went(tmp_path):
+    path = tmp_path / "activity.sqlite3"
+    path.write_bytes(b"\0garbage" * 1000)
+    log = ActivityLog(path)
+    with pytest.raises(ActivityUnavailable, match="moved to .*activity.damaged-"):
+        log.rows()
+    assert log.rows() == []  # a fresh database
+    log.close()
+    path.write_bytes(b"\0garbage again" * 1000)  # damaged twice in one second: both kept
+    log = ActivityLog(path)
+    with pytest.raises(ActivityUnavailable):
+        log.rows()
+    log.close()
+    assert len(list(tmp_path.glob("activity.damaged-*.sqlite3"))) == 2
 
 
 def test_the_meter_counts_audio_in_the_declared_format_and_words_out():

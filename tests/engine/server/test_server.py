@@ -12,6 +12,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from desktop_rt.engine.protocol.events import to_wire
+from desktop_rt.engine.protocol.limits import SessionLimits
 from desktop_rt.engine.server.server import RealtimeServer, ServerConfig, ServerError
 from tests.support.clips import librivox_stream, read_clip, reference_text
 from tests.support.rt_client import (
@@ -64,8 +65,9 @@ def test_health_and_models(server):
     status, body = http_get(f"{server.http_url}/v1/models")
     assert status == 200
     assert body["object"] == "list"
-    (model,) = body["data"]
+    model, *aliases = body["data"]  # the model, then OpenAI's names routed to it
     assert model["id"] == "whisper-base" and model["object"] == "model"
+    assert "gpt-4o-mini-transcribe" in [alias["id"] for alias in aliases]
     assert isinstance(model["created"], int) and model["owned_by"]
     status, body = http_get(f"{server.http_url}/nowhere")
     assert status == 404 and "/v1/realtime" in body["error"]["message"]
@@ -125,6 +127,10 @@ async def test_cross_site_origins_get_403_unless_allowed(keyed_server):
     with pytest.raises(InvalidStatus) as caught:
         await connect(keyed_server.url, origin="https://evil.example", additional_headers=auth)
     assert caught.value.response.status_code == 403
+    for other_loopback in ("http://127.0.0.2:5173", "http://127.8.9.10"):  # bug 6: not listed
+        with pytest.raises(InvalidStatus) as caught:
+            await connect(keyed_server.url, origin=other_loopback, additional_headers=auth)
+        assert caught.value.response.status_code == 403
     for origin in ("http://localhost:5173", "http://127.0.0.1", "https://[::1]:8443", TRUSTED):
         client = await open_client(keyed_server.url, origin=origin, additional_headers=auth)
         await client.ws.close()
@@ -138,7 +144,7 @@ def test_refuses_a_public_address_without_a_key_and_a_busy_port(whisper_backend,
 
 
 async def test_an_unknown_model_gets_an_error_event_then_a_close(server):
-    async with connect(server.url + "?model=gpt-4o-transcribe") as ws:
+    async with connect(server.url + "?model=gpt-5-transcribe") as ws:
         event = json.loads(await ws.recv())
         assert event["type"] == "error" and event["error"]["code"] == "model_not_found"
         assert "whisper-base" in event["error"]["message"]
@@ -219,6 +225,28 @@ async def test_server_vad_commits_each_turn_by_itself(server):
     assert wer(reference_text("ss-0930"), second["transcript"]) < 0.25, second
 
 
+@pytest.mark.slow
+async def test_a_browser_language_tag_transcribes_in_that_language(server):
+    client = await open_client(server.url)
+    updated = await client.configure(rate=24_000, language="en-US")
+    assert updated["session"]["audio"]["input"]["transcription"]["language"] == "en"
+    await client.send(
+        {
+            "type": "session.update",
+            "session": {"audio": {"input": {"transcription": {"language": "xx"}}}},
+        }
+    )
+    refused = await client.until("error")
+    assert refused["error"]["code"] == "invalid_value"
+    assert refused["error"]["param"] == "session.audio.input.transcription.language"
+    await client.append_clip(read_clip("ss-0870"))
+    await client.send({"type": "input_audio_buffer.commit", "final": True})
+    assert await client.drain_to_close() == 1000
+    assert client.of_type("error") == [refused]  # no recognizer_failed
+    (done,) = client.of_type(COMPLETED)
+    assert wer(reference_text("ss-0870"), done["transcript"]) < 0.25, done
+
+
 async def test_bad_input_gets_errors_and_the_session_goes_on(server):
     client = await open_client(server.url)
     await client.send("{not json")
@@ -291,22 +319,27 @@ async def test_a_vanished_client_frees_its_stream_and_the_next_is_served(server)
 
 
 @pytest.mark.slow
-async def test_a_flooding_client_gets_backlog_errors_and_others_stay_served(server):
-    audio, _ = librivox_stream()
-    flooder = await open_client(server.url)
-    for _ in range(6):  # ~2.5 minutes of speech in a burst: far more than the model can follow
-        for chunk in chunks_b64(audio, rate=16_000, chunk_seconds=1.0):
-            await flooder.send({"type": "input_audio_buffer.append", "audio": chunk})
-    error = await flooder.until("error")
-    assert error["error"]["code"] == "audio_backlog_full", error
-    assert "faster than" in error["error"]["message"]
-    other = await open_client(server.url)  # the server still answers at once
-    assert (await other.configure(rate=16_000))["type"] == "session.updated"
-    await flooder.send({"type": "input_audio_buffer.clear"})
-    assert (await flooder.until("input_audio_buffer.cleared"))["type"]
-    await flooder.ws.close()
-    await other.ws.close()
-    assert await asyncio.to_thread(server.worker.wait_for_stream_count, 0, 30)
+async def test_a_flooding_client_gets_backlog_errors_and_others_stay_served(whisper_backend):
+    # Audio the model has no room for yet waits in the session's queue (bug 2); a client that
+    # keeps sending past its bound (here 1 MiB, 32 s at 16 kHz) gets audio_backlog_full.
+    config = ServerConfig(port=0, limits=SessionLimits(max_queued_bytes=1 << 20))
+    with RealtimeServer(config, whisper_backend) as server:
+        audio, _ = librivox_stream()
+        flooder = await open_client(server.url)
+        await flooder.configure(rate=16_000)
+        for _ in range(6):  # ~3.5 minutes of speech in a burst: far more than the model follows
+            for chunk in chunks_b64(audio, rate=16_000, chunk_seconds=1.0):
+                await flooder.send({"type": "input_audio_buffer.append", "audio": chunk})
+        error = await flooder.until("error")
+        assert error["error"]["code"] == "audio_backlog_full", error
+        assert "faster than" in error["error"]["message"]
+        other = await open_client(server.url)  # the server still answers at once
+        assert (await other.configure(rate=16_000))["type"] == "session.updated"
+        await flooder.send({"type": "input_audio_buffer.clear"})
+        assert (await flooder.until("input_audio_buffer.cleared"))["type"]
+        await flooder.ws.close()
+        await other.ws.close()
+        assert await asyncio.to_thread(server.worker.wait_for_stream_count, 0, 30)
 
 
 async def test_open_stream_count_follows_the_sessions_and_health_reports_it(server):
