@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -317,28 +318,39 @@ def settings_path() -> Path:
     return config_dir() / SETTINGS_FILE
 
 
+def _keep_damaged(path: Path) -> str:
+    """Move a damaged settings file aside (never over an earlier copy); a sentence for people."""
+    backup = path.with_name(path.name + ".corrupt")
+    if backup.exists():
+        backup = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+    try:
+        os.replace(path, backup)
+    except OSError:
+        return ""
+    return f" The broken file was kept as {backup.name}."
+
+
 def load_settings(path: Path | None = None) -> LoadedSettings:
-    """The saved settings, or the defaults; never raises for a missing or broken file."""
+    """The saved settings, or the defaults; never raises for a missing or broken file.
+
+    A file that is not UTF-8 JSON holding an object is moved aside (``settings.json.corrupt``)
+    before the defaults are used, so the next save never overwrites the only copy.
+    """
     path = path or settings_path()
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         return LoadedSettings(Settings(), (), path)
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         message = f"Could not read the settings file {path} ({exc}); using the default settings."
         log.warning(message)
         return LoadedSettings(Settings(), (message,), path)
     try:
-        doc = json.loads(text)
+        doc = json.loads(raw.decode("utf-8"))
         if not isinstance(doc, dict):
             raise ValueError("the file does not hold a JSON object")
-    except ValueError as exc:
-        backup = path.with_name(path.name + ".corrupt")
-        try:
-            os.replace(path, backup)
-            kept = f" The broken file was kept as {backup.name}."
-        except OSError:
-            kept = ""
+    except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        kept = _keep_damaged(path)
         message = f"The settings file {path} is damaged ({exc}); using the default settings.{kept}"
         log.warning(message)
         return LoadedSettings(Settings(), (message,), path)

@@ -116,6 +116,24 @@ def test_corrupt_file_gives_defaults_and_a_warning_and_keeps_the_file(tmp_path):
     assert load_settings(path).warnings == ()
 
 
+def test_invalid_utf8_is_kept_before_the_defaults_are_saved(tmp_path):
+    path = tmp_path / "settings.json"
+    damaged = b'{"version": 3, "server": {"port": 8123}, "note": "caf\xe9"}\n'
+    path.write_bytes(damaged)
+    loaded = load_settings(path)
+    assert loaded.settings == Settings()
+    assert len(loaded.warnings) == 1 and "damaged" in loaded.warnings[0]
+    assert "settings.json.corrupt" in loaded.warnings[0]
+    assert (tmp_path / "settings.json.corrupt").read_bytes() == damaged
+    save_settings(Settings(), path)
+    assert (tmp_path / "settings.json.corrupt").read_bytes() == damaged
+    # A second damaged file never overwrites the first copy.
+    path.write_bytes(b"\xff\xfe")
+    load_settings(path)
+    copies = sorted(p.name for p in tmp_path.glob("settings.json.corrupt*"))
+    assert len(copies) == 2 and (tmp_path / "settings.json.corrupt").read_bytes() == damaged
+
+
 def test_not_an_object_and_wrong_types_fall_back_per_field(tmp_path):
     path = tmp_path / "settings.json"
     path.write_text("[1, 2]")

@@ -27,6 +27,7 @@ __all__ = [
     "HISTORY_FILE",
     "StoreError",
     "StoreDiskFullError",
+    "StoreCorruptError",
     "SessionRow",
     "TurnRow",
     "TranscriptStore",
@@ -35,6 +36,7 @@ __all__ = [
 
 HISTORY_FILE = "history.sqlite3"
 _SQLITE_FULL = 13
+_SQLITE_DAMAGED = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -68,6 +70,10 @@ class StoreError(DesktopRtError):
 
 class StoreDiskFullError(StoreError):
     """The disk (or the database's size limit) is full; nothing already saved is lost."""
+
+
+class StoreCorruptError(StoreError):
+    """The file is not a readable SQLite database (the writer moves it aside and starts anew)."""
 
 
 def history_path() -> Path:
@@ -116,6 +122,8 @@ def _store_error(exc: sqlite3.Error, path: Path, doing: str) -> StoreError:
             f"The disk is full, so the transcript could not be saved to {path} while {doing}. "
             "What was saved before is safe; free some space and new text is saved again."
         )
+    if code is not None and code & 0xFF in _SQLITE_DAMAGED:
+        return StoreCorruptError(f"The history database {path} is damaged ({exc}).")
     return StoreError(f"The history database {path} failed while {doing}: {exc}.")
 
 

@@ -25,9 +25,8 @@ from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, Settings, save_settings
 from desktop_rt.engine.asr.backend import AsrBackend
 from desktop_rt.engine.audio.microphone import SoundDeviceSource
 from desktop_rt.engine.audio.sources import LOST, AudioSource, SourceStatus
-from desktop_rt.errors import DesktopRtError
-from desktop_rt.history.store import StoreError
-from desktop_rt.history.writer import StoreWriter
+from desktop_rt.errors import DesktopRtError, ModelError
+from desktop_rt.history.writer import StoreWriter, open_history_writer
 from desktop_rt.live.embedded_server import EmbeddedServer
 from desktop_rt.live.session import LiveSession, LiveSettings
 from desktop_rt.ui.bridge import EngineBridge, ServerState, SessionClosed, StoreProblem
@@ -51,6 +50,21 @@ def default_backend(spec: str) -> AsrBackend:
     from desktop_rt.engine.models.kinds import open_backend
 
     return open_backend(spec)
+
+
+def reporting_failures(factory: BackendFactory) -> BackendFactory:
+    """``factory``, raising :class:`ModelError` for any failure, so the window shows it."""
+
+    def load(spec: str) -> AsrBackend:
+        try:
+            return factory(spec)
+        except DesktopRtError:
+            raise
+        except Exception as exc:  # e.g. a damaged tokenizer.json raises a bare Exception
+            log.exception("the speech model %s could not be loaded", spec)
+            raise ModelError(f"{type(exc).__name__}: {exc}") from exc
+
+    return load
 
 
 class AppController(QObject):
@@ -83,7 +97,7 @@ class AppController(QObject):
         self._source_factory = source_factory
         self._persist = persist_settings
         self.engine = EmbeddedServer(
-            backend_factory, self.bridge.publish, owns_backend=owns_backend
+            reporting_failures(backend_factory), self.bridge.publish, owns_backend=owns_backend
         )
         self._server_usable = False
         self._awaiting_restart = False
@@ -109,17 +123,11 @@ class AppController(QObject):
         self._clients = 0
 
     def _open_writer(self, history_path: Path | None) -> StoreWriter | None:
-        try:
-            return StoreWriter(
-                history_path,
-                on_error=lambda exc: self.bridge.publish(StoreProblem(str(exc))),
-                on_recovered=lambda: self.bridge.publish(StoreProblem("")),
-            )
-        except StoreError as exc:
-            log.error("history unavailable: %s", exc)
-            message = f"{exc} History is not saved in this session."
-            QTimer.singleShot(0, lambda: self.bridge.store_problem.emit(message))
-            return None
+        publish = self.bridge.publish
+        writer, note = open_history_writer(history_path, lambda text: publish(StoreProblem(text)))
+        if note:  # the window connects after this constructor: show it on the next loop turn
+            QTimer.singleShot(0, lambda: self.bridge.store_problem.emit(note))
+        return writer
 
     # ---- state -------------------------------------------------------------------------------
 

