@@ -19,6 +19,7 @@ APT_PACKAGES=(
   libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0
   libxcb-xinerama0 libxcb-randr0 libxcb-render-util0 libxcb-image0 libegl1 libgl1
   libfontconfig1 libdbus-1-3
+  libxtst6 curl
 )
 
 missing=()
