@@ -21,6 +21,10 @@ APT_PACKAGES=(
   libfontconfig1 libdbus-1-3
   libxtst6 curl
 )
+# The end-to-end test (tests/e2e): a window manager, XTest keys and a virtual microphone.
+if [ "${1:-}" = "--test" ]; then
+  APT_PACKAGES+=(openbox xdotool x11-utils pulseaudio pulseaudio-utils libasound2-plugins)
+fi
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from desktop_rt.config import Settings
 from desktop_rt.engine.audio.microphone import InputDevice
 from desktop_rt.live.transcript_recorder import CaptionTurn
+from desktop_rt.ui.dialogs.models_dialog import ModelsDialog
 from desktop_rt.ui.dialogs.settings_dialog import SettingsDialog
 from desktop_rt.ui.widgets.caption_view import CaptionView
 
@@ -170,3 +171,42 @@ def test_captions_announce_committed_words_only_and_not_too_often(qtbot):
     assert blocker.args == ["tried. Ever failed."]
     view.show_turn(CaptionTurn("a", 0, " Ever tried. Ever failed.", "", final=True))
     assert said == ["Ever", "tried. Ever failed."]  # the final text repeats nothing
+
+
+def test_models_dialog_is_named_described_mnemonic_and_in_the_tab_chain(qtbot, tmp_path):
+    """Issue 17: the Models dialog had no keyboard shortcuts."""
+    dialog = ModelsDialog(Settings(), models_path=tmp_path / "models.toml")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.downloads.cancel_button.show()  # shown while a download runs
+    for button in (dialog.use_button, dialog.remove_button):
+        button.setEnabled(True)  # enabled for a selected model that is not the current one
+    widgets = interactive_widgets(dialog)
+    assert {dialog.table, dialog.language, dialog.ok_button, dialog.use_button} <= set(widgets)
+    assert [type(w).__name__ for w in widgets if not accessible_name(w)] == []
+    assert [accessible_name(w) for w in widgets if not accessible_description(w)] == []
+    buttons = [b for b in dialog.findChildren(QAbstractButton) if b.text()]
+    assert len(buttons) == 7 and all("&" in b.text() for b in buttons), [b.text() for b in buttons]
+    keys = [m.lower() for w in dialog.findChildren(QWidget) for m in _mnemonics(w)]
+    assert len(keys) == len(set(keys)) == 9, sorted(keys)  # seven buttons, table, language
+    dialog.activateWindow()
+    qtbot.waitActive(dialog)
+    dialog.table.setFocus()
+    qtbot.waitUntil(dialog.table.hasFocus)
+    visited = _tab_chain(qtbot, dialog.table)
+    order = [dialog.table, dialog.use_button, dialog.add_button, dialog.download_button]
+    order += [dialog.remove_button, dialog.downloads.cancel_button, dialog.language]
+    assert [w for w in visited if w in order] == order
+    assert [accessible_name(w) for w in widgets if w not in visited] == []
+
+
+def _tab_chain(qtbot, start: QWidget) -> list[QWidget]:
+    visited: list[QWidget] = []
+    focus = start
+    for _ in range(30):
+        if focus in visited:
+            break
+        visited.append(focus)
+        qtbot.keyClick(focus, Qt.Key.Key_Tab)
+        focus = QApplication.focusWidget()
+    return visited

@@ -18,11 +18,9 @@ from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
-    QInputDialog,
     QLabel,
     QMessageBox,
     QPushButton,
@@ -56,6 +54,7 @@ from desktop_rt.ui.dialogs.model_download import (
     DownloadFn,
     hub_download,
 )
+from desktop_rt.ui.dialogs.model_prompts import ask_local_model, ask_repository
 from desktop_rt.ui.dialogs.settings_dialog import language_combo
 
 __all__ = [
@@ -89,6 +88,14 @@ def _size(n: int) -> str:
 
 def _new_id(path: Path, taken: tuple[str, ...]) -> str:
     return new_model_id(path.stem if path.is_file() else path.name, taken)
+
+
+def _name(widget: QWidget, text: str, description: str) -> None:
+    """Label ``widget`` (a button gets ``text`` with its mnemonic) for keyboard and screen readers."""
+    if isinstance(widget, QPushButton):
+        widget.setText(text)
+    widget.setAccessibleName(text.replace("&", "").rstrip("…"))
+    widget.setAccessibleDescription(description)
 
 
 class ModelsDialog(QDialog):
@@ -127,30 +134,49 @@ class ModelsDialog(QDialog):
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
+        self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.close_button = buttons.button(QDialogButtonBox.StandardButton.Cancel)
+        _name(self.ok_button, "&OK", "Keep the chosen captions model and language")
+        _name(self.close_button, "&Cancel", "Close without changing the captions model")
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         self._config = ModelsConfig()
         self.reload()
 
-    def _build_table(self) -> QTableWidget:
+    def _build_table(self) -> QWidget:
+        box = QWidget()
+        column = QVBoxLayout(box)
+        column.setContentsMargins(0, 0, 0, 0)
         self.table = QTableWidget(0, 5)
+        heading = QLabel("&Models")
+        heading.setBuddy(self.table)
+        column.addWidget(heading)
+        column.addWidget(self.table, 1)
+        _name(self.table, "Models", "The models this app and its server can use; ✓ marks captions")
         self.table.setHorizontalHeaderLabels(["Model", "Kind", "Size", "State", "Location"])
         self.table.horizontalHeader().setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
+        self.table.setTabKeyNavigation(False)  # arrows move between rows; Tab leaves the table
         self.table.itemSelectionChanged.connect(self._selection_changed)
-        return self.table
+        return box
 
     def _build_buttons(self) -> QHBoxLayout:
         row = QHBoxLayout()
-        self.use_button = QPushButton("Use for captions")
-        self.add_button = QPushButton("Add local file/folder…")
-        self.download_button = QPushButton("Download…")
-        self.remove_button = QPushButton("Remove…")
-        for button in (self.use_button, self.add_button, self.download_button, self.remove_button):
+        self.use_button = QPushButton()
+        self.add_button = QPushButton()
+        self.download_button = QPushButton()
+        self.remove_button = QPushButton()
+        for button, text, description in (
+            (self.use_button, "&Use for captions", "Show live captions with the selected model"),
+            (self.add_button, "&Add local file/folder…", "Add a model folder or GGUF file"),
+            (self.download_button, "&Download…", "Download a Whisper model from Hugging Face"),
+            (self.remove_button, "&Remove…", "Remove the selected model from the list"),
+        ):
+            _name(button, text, description)
             row.addWidget(button)
         row.addStretch(1)
         self.use_button.clicked.connect(self._use_selected)
@@ -171,7 +197,10 @@ class ModelsDialog(QDialog):
     def _build_form(self, settings: Settings) -> QFormLayout:
         form = QFormLayout()
         self.language = language_combo(settings.transcription.language)
-        form.addRow("Caption language", self.language)
+        label = QLabel("Caption &language")
+        label.setBuddy(self.language)
+        _name(self.language, "Caption language", "The language spoken (auto-detect or fixed)")
+        form.addRow(label, self.language)
         note = QLabel("Changing the captions model restarts the embedded server (a few seconds).")
         note.setStyleSheet("color: palette(mid);")
         form.addRow(note)
@@ -284,32 +313,11 @@ class ModelsDialog(QDialog):
             self.remove(report.id)
 
     def _add_dialog(self) -> None:
-        choice = QMessageBox.question(
-            self,
-            "Add a local model",
-            "Add a Whisper model folder (Yes) or a GGUF file with its mmproj (No)?",
-            QMessageBox.StandardButton.Yes
-            | QMessageBox.StandardButton.No
-            | QMessageBox.StandardButton.Cancel,
-        )
+        chosen = ask_local_model(self)
+        if chosen is None:
+            return
         try:
-            if choice == QMessageBox.StandardButton.Yes:
-                folder = QFileDialog.getExistingDirectory(
-                    self, "Choose a CTranslate2 Whisper model folder"
-                )
-                if folder:
-                    self.add_local(folder)
-            elif choice == QMessageBox.StandardButton.No:
-                model, _ = QFileDialog.getOpenFileName(
-                    self, "Choose the GGUF model", "", "GGUF (*.gguf)"
-                )
-                if not model:
-                    return
-                mmproj, _ = QFileDialog.getOpenFileName(
-                    self, "Choose its mmproj (audio projector)", "", "GGUF (*.gguf)"
-                )
-                if mmproj:
-                    self.add_local(model, mmproj)
+            self.add_local(*chosen)
         except (ModelError, ModelsFileError) as exc:
             QMessageBox.warning(self, "Cannot add this model", str(exc))
 
@@ -365,13 +373,9 @@ class ModelsDialog(QDialog):
         self._selection_changed()
 
     def _download_dialog(self) -> None:
-        repo, ok = QInputDialog.getText(
-            self,
-            "Download a model",
-            "Hugging Face repository (a CTranslate2 Whisper model), e.g. Systran/faster-whisper-small:",
-        )
-        if ok and repo.strip():
-            self.start_download(repo.strip())
+        repo = ask_repository(self)
+        if repo is not None:
+            self.start_download(repo)
 
     def done(self, result: int) -> None:  # noqa: D401 - QDialog API: closing cancels a download
         self.downloads.stop()
