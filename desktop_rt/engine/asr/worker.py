@@ -201,9 +201,11 @@ class InferenceWorker:
 
     # ---- streams ---------------------------------------------------------------------------
 
-    def open_stream(self, on_result: ResultCallback) -> WorkerStream:
-        """A new stream with its own transcriber; ``on_result`` runs on the worker thread."""
-        transcriber = self._factory()
+    def open_stream(
+        self, on_result: ResultCallback, transcriber: Transcriber | None = None
+    ) -> WorkerStream:
+        """A new stream with its own (or the given) transcriber; ``on_result``: worker thread."""
+        transcriber = self._factory() if transcriber is None else transcriber
         with self._cond:
             if self._stopping or self._thread is None:
                 raise WorkerStoppedError("the inference worker is not running")

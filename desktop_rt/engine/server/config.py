@@ -40,3 +40,5 @@ class ServerConfig:
     activity_path: Path | None = None
     """The activity database (None: ``<data dir>/activity.sqlite3``)."""
     record_activity: bool = True
+    max_request_bytes: int = 200_000_000
+    """The largest ``POST /v1/audio/transcriptions`` body (200 MB, as OpenAI's limit is 25 MB)."""

@@ -5,11 +5,15 @@ other than GET, HTTP/1.0, more than 128 headers, a body) and logs every failed h
 ERROR with its chained tracebacks. :class:`GuardedConnection`, given to ``serve`` as
 ``create_connection``, reads the request itself with :func:`read_request`: those requests get
 405, 400, 414 or 431 with a JSON body; a handshake the client abandons is one INFO line.
-Everything after the request line and headers is websockets' own protocol, unchanged.
+A POST to a REST path (:mod:`.rest_http`) goes through the same ``process_request`` hook and is
+answered over plain HTTP/1.1 with no time limit; a websocket handshake must end within
+:data:`OPEN_TIMEOUT` (the server gives ``serve`` no ``open_timeout``, which would cut uploads).
+Everything after a GET request's line and headers is websockets' own protocol, unchanged.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Generator
 from http import HTTPStatus
@@ -22,8 +26,18 @@ from websockets.protocol import Protocol
 from websockets.server import ServerProtocol
 
 from desktop_rt.engine.server.handshake import error_body, json_rejection
+from desktop_rt.engine.server.rest_http import (
+    BodyPipe,
+    PostRequest,
+    feed_body,
+    is_post_path,
+    serve_post,
+)
 
-__all__ = ["GuardedConnection", "RequestRefused", "read_request"]
+__all__ = ["GuardedConnection", "OPEN_TIMEOUT", "RequestRefused", "read_request"]
+
+OPEN_TIMEOUT = 10.0
+"""Seconds a websocket client has from connecting to the end of its handshake."""
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +74,13 @@ def read_request(read_line: ReadLine) -> Generator[None, None, Request]:
             f"{version[:20].decode('ascii', 'replace')} is not served: send HTTP/1.1 requests.",
             "http_version_not_supported",
         )
-    if method != b"GET":
+    post = method == b"POST" and is_post_path(raw_path.decode("ascii", "replace"))
+    if method != b"GET" and not post:
         raise RequestRefused(
             HTTPStatus.METHOD_NOT_ALLOWED,
             f"{method[:20].decode('ascii', 'replace')} is not allowed: this server answers GET "
-            "only (/health, /v1/models, /v1/activity, and /v1/realtime as a websocket).",
+            "only (/health, /v1/models, /v1/activity, and /v1/realtime as a websocket), and "
+            "POST on /v1/audio/transcriptions.",
             "method_not_allowed",
         )
     try:
@@ -79,15 +95,19 @@ def read_request(read_line: ReadLine) -> Generator[None, None, Request]:
         raise RequestRefused(
             HTTPStatus.BAD_REQUEST, "Malformed request headers.", "invalid_request"
         ) from None
+    path = raw_path.decode("ascii", "surrogateescape")
+    if post:
+        return PostRequest(path, headers)
     if "Transfer-Encoding" in headers or "Content-Length" in headers:
         raise RequestRefused(
             HTTPStatus.BAD_REQUEST, "A GET request has no body.", "invalid_request"
         )
-    return Request(raw_path.decode("ascii", "surrogateescape"), headers)
+    return Request(path, headers)
 
 
-def _parse(protocol: ServerProtocol) -> Generator[None]:
-    """``ServerProtocol.parse`` with :func:`read_request` reading the request."""
+def _parse(protocol: ServerProtocol, pipe: Callable[[], BodyPipe]) -> Generator[None]:
+    """``ServerProtocol.parse`` with :func:`read_request` reading the request; a POST
+    request's body then goes to a :class:`BodyPipe` made by ``pipe``."""
     try:
         request = yield from read_request(protocol.reader.read_line)
     except RequestRefused as refused:
@@ -103,6 +123,10 @@ def _parse(protocol: ServerProtocol) -> Generator[None]:
         protocol.parser = protocol.discard()
         next(protocol.parser)
         yield
+    if isinstance(request, PostRequest):
+        request.pipe = pipe()
+        protocol.events.append(request)
+        yield from feed_body(protocol, request.pipe)
     protocol.events.append(request)
     yield from Protocol.parse(protocol)
 
@@ -123,13 +147,28 @@ class GuardedConnection(ServerConnection):
 
     def __init__(self, protocol: ServerProtocol, *args: Any, **kwargs: Any) -> None:
         super().__init__(protocol, *args, **kwargs)
-        protocol.parser = _parse(protocol)  # no data has arrived yet
+        protocol.parser = _parse(protocol, self._body_pipe)  # no data has arrived yet
         next(protocol.parser)
+
+    def _body_pipe(self) -> BodyPipe:
+        return BodyPipe(self.transport.pause_reading, self.transport.resume_reading)
 
     async def handshake(self, *args: Any, **kwargs: Any) -> None:
         try:
-            await super().handshake(*args, **kwargs)
+            async with asyncio.timeout(OPEN_TIMEOUT):
+                await asyncio.wait(
+                    [self.request_rcvd, self.connection_lost_waiter],
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if not isinstance(self.request, PostRequest):
+                    await super().handshake(*args, **kwargs)
+                    return
+        except TimeoutError:  # as websockets' own open_timeout: dropped, nothing logged
+            self.transport.abort()
+            return
         except (InvalidHandshake, ConnectionClosed, EOFError, OSError) as exc:
             peer = self.remote_address
             where = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "a client"
             log.info("handshake with %s failed: %s", where, _reasons(exc))
+            return
+        await serve_post(self, self.request, args[0] if args else kwargs.get("process_request"))

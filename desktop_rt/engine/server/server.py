@@ -6,7 +6,8 @@ clients then connect (:mod:`~desktop_rt.engine.server.connection`) and the windo
 :meth:`~RealtimeServer.open_local_session`; ``stop()`` closes every connection and session,
 unloads every model and joins the threads. With ``config.models`` it routes between several
 models (:class:`~desktop_rt.engine.models.router.ModelRouter`). Routes: ``/v1/realtime``,
-``GET /health``, ``/v1/models``, ``/v1/activity``, ``/unload`` (rules in ``handshake``).
+``GET /health``, ``/v1/models``, ``/v1/activity``, ``/unload`` (rules in ``handshake``),
+``POST /v1/audio/transcriptions`` (:mod:`~desktop_rt.engine.server.rest`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from desktop_rt.engine.server.handshake import (
 )
 from desktop_rt.engine.server.http_guard import GuardedConnection
 from desktop_rt.engine.server.local import open_local_bridge
+from desktop_rt.engine.server.rest import RestEndpoint
+from desktop_rt.engine.server.rest_http import TRANSCRIPTIONS_PATH
 from desktop_rt.engine.server.routes import activity_route, unload_route
 from desktop_rt.engine.server.sessions import SessionHub
 from desktop_rt.errors import DesktopRtError
@@ -84,6 +87,7 @@ class RealtimeServer:
         self.stopping = False
         self.port: int | None = None
         self.catalog = self._catalog()
+        self.rest = RestEndpoint(self)
         self.gate = HandshakeGate(
             model_id=config.model_id,
             api_key=config.api_key or None,
@@ -96,6 +100,7 @@ class RealtimeServer:
             routes={
                 "/v1/activity": lambda request: activity_route(self.activity, request),
                 "/unload": lambda request: unload_route(self.sessions.router, request),
+                TRANSCRIPTIONS_PATH: self.rest.route,
             },
         )
 
@@ -269,12 +274,14 @@ class RealtimeServer:
             compression=None,
             server_header="desktop-rt",
             create_connection=GuardedConnection,
+            open_timeout=None,  # GuardedConnection bounds handshakes; REST uploads take longer
         ) as server:
             self.port = next(iter(server.sockets)).getsockname()[1]
             self._ready.set()
             await stop_requested
             self.stopping = True
             hub.close_all()
+            self.rest.close()
             server.close(close_connections=True)
             await server.wait_closed()
             for watcher in list(self._watchers):
