@@ -69,6 +69,11 @@ class EmbeddedServer:
         self._starting: threading.Thread | None = None
         self.server: RealtimeServer | None = None
 
+    @property
+    def backend(self) -> AsrBackend | None:
+        """The loaded model while the server runs (file imports share it via its worker)."""
+        return self._backend if self.server is not None else None
+
     def start(self, settings: ServerSettings, spec: str, message: str) -> None:
         """Publish "starting" with ``message``, then load and start on a helper thread."""
         self._publish(ServerState("starting", spec, message=message))

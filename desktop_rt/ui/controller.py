@@ -3,11 +3,11 @@
 :class:`AppController` starts the :class:`~desktop_rt.live.embedded_server.EmbeddedServer` (the
 model loads on a helper thread), then opens a :class:`~desktop_rt.live.session.LiveSession` on
 it. The window only calls the verbs here (``talk_down``/``talk_up``, ``set_mode``,
-``start_listening``/``stop_listening``, ``retry_microphone``, ``apply_settings``, ``shutdown``)
-and renders what arrives on :attr:`bridge`. Nothing here blocks the UI thread: anything that
-waits (model load, stopping the microphone, draining the last transcript) runs on a helper
-thread. :attr:`shut_down` is emitted on the UI thread once every helper thread has ended, so
-the window and this object may be deleted then and not before.
+``start_listening``/``stop_listening``, ``retry_microphone``, ``apply_settings``, ``shutdown``,
+:attr:`importer`) and renders what arrives on :attr:`bridge`. Nothing here blocks the UI thread:
+anything that waits (model load, stopping the microphone, draining the last transcript, a file
+import) runs on a helper thread. :attr:`shut_down` is emitted on the UI thread once every helper
+thread has ended, so the window and this object may be deleted then and not before.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from desktop_rt.history.writer import StoreWriter, open_history_writer
 from desktop_rt.live.embedded_server import EmbeddedServer
 from desktop_rt.live.session import LiveSession, LiveSettings
 from desktop_rt.ui.bridge import EngineBridge, ServerState, SessionClosed, StoreProblem
+from desktop_rt.ui.file_import import FileImporter
 
 if TYPE_CHECKING:
     from desktop_rt.engine.server.server import RealtimeServer
@@ -99,8 +100,7 @@ class AppController(QObject):
         self.engine = EmbeddedServer(
             reporting_failures(backend_factory), self.bridge.publish, owns_backend=owns_backend
         )
-        self._server_usable = False
-        self._awaiting_restart = False
+        self._server_usable = self._awaiting_restart = False
         self.server_state = ServerState("stopped", settings.transcription.model_id)
         self.live: LiveSession | None = None
         self._listening = self._talking = self._recording = False
@@ -114,6 +114,7 @@ class AppController(QObject):
         self._open_sessions: set[str] = set()
         self._sessions_cond = threading.Condition()
         self.writer = self._open_writer(history_path)
+        self.importer = FileImporter(self, self._spawn)  # audio files into the history
         self.bridge.server_state.connect(self._on_server_state)
         self._stopped.connect(self._after_stop)
         self._finished.connect(self._after_shutdown)
@@ -190,8 +191,7 @@ class AppController(QObject):
 
     def _poll_clients(self) -> None:
         server = self.server
-        count = 0 if server is None else server.open_stream_count - len(self._open_sessions)
-        count = max(0, count)
+        count = max(0, server.open_stream_count - len(self._open_sessions) if server else 0)
         if count != self._clients:
             self._clients = count
             self.clients_changed.emit(count)
@@ -376,6 +376,7 @@ class AppController(QObject):
         self._server_usable = False
         self._clients_timer.stop()
         self.stop_listening()
+        self.importer.cancel()
         helpers = list(self._threads)
         writer = self.writer
 

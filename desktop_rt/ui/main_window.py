@@ -1,18 +1,22 @@
 """The main window: the Live tab (ui/live_page.py) and History in tabs, the status panel, menus.
 
 Widgets render what the controller's bridge emits and forward user actions to the controller;
-they never merge text or write files. Space is the talk key while the Live tab's talk target has
-focus (ui/talk_key.py). While audio is recorded the title bar and the History tab say so.
+they never merge text or write files. An audio file dropped on the window, or chosen with File >
+Import audio file…, is imported into the history (ui/file_import.py) with a progress row. Space
+is the talk key while the Live tab's talk target has focus (ui/talk_key.py). While audio is
+recorded the title bar and the History tab say so.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
-from PySide6.QtCore import QByteArray, Signal
-from PySide6.QtGui import QCloseEvent, QGuiApplication, QIcon
+from PySide6.QtCore import QByteArray, QUrl, Signal
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QIcon
 from PySide6.QtWidgets import (
     QApplication,
+    QFileDialog,
     QMainWindow,
     QMessageBox,
     QTabWidget,
@@ -21,13 +25,16 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, Settings
+from desktop_rt.live.file_import import ImportResult
 from desktop_rt.ui.bridge import ServerState
 from desktop_rt.ui.controller import AppController
+from desktop_rt.ui.file_import import AUDIO_FILTER
 from desktop_rt.ui.live_page import LivePage, describe
 from desktop_rt.ui.shortcuts import help_text, make_action
 from desktop_rt.ui.talk_key import TalkKeyFilter, enable_detectable_auto_repeat
 from desktop_rt.ui.theme import ThemeColors, ThemeManager
 from desktop_rt.ui.widgets.history_view import HistoryView
+from desktop_rt.ui.widgets.import_row import ImportRow
 from desktop_rt.ui.widgets.overlay import CaptionOverlay
 from desktop_rt.ui.widgets.status_panel import StatusPanel
 
@@ -68,6 +75,8 @@ class MainWindow(QMainWindow):
         )
         self.status_panel = StatusPanel()
         self.history = HistoryView(controller.history_path)
+        self.import_row = ImportRow()
+        self.setAcceptDrops(True)  # an audio file dropped anywhere on the window is imported
         self.overlay = CaptionOverlay(settings.overlay)
         self._build()
         self._connect()
@@ -103,6 +112,7 @@ class MainWindow(QMainWindow):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(0)
         outer.addWidget(self.tabs, 1)
+        outer.addWidget(self.import_row)
         outer.addWidget(self.status_panel)
         self.setCentralWidget(central)
         self._build_menus()
@@ -110,6 +120,11 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         c = self.controller
         bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        self.import_action = make_action(
+            self, "import", "Import audio file…", self.choose_import_file
+        )
+        file_menu.addAction(self.import_action)
         listen = bar.addMenu("&Listen")
         self.listen_action = make_action(
             self, "listen", "Start / stop listening", c.toggle_listening
@@ -167,6 +182,13 @@ class MainWindow(QMainWindow):
         b.server_state.connect(self._on_server_state)
         b.store_problem.connect(self._on_store_problem)
         b.session_closed.connect(lambda _uid: self.history.refresh())
+        imports = c.importer
+        imports.started.connect(self.import_row.begin)
+        imports.progress.connect(self.import_row.update_progress)
+        imports.finished.connect(self._imported)
+        imports.failed.connect(self._import_failed)
+        imports.cancelled.connect(self._import_cancelled)
+        self.import_row.cancel.connect(imports.cancel)
         c.listening_changed.connect(self._set_listening)
         c.talking_changed.connect(live.set_talking)
         c.recording_changed.connect(self._set_recording)
@@ -282,6 +304,56 @@ class MainWindow(QMainWindow):
             self.controller.apply_settings(dialog.result_settings())
         dialog.deleteLater()
 
+    # ---- importing files ---------------------------------------------------------------------
+
+    def choose_import_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import audio file", "", AUDIO_FILTER)
+        if path:
+            self.import_file(path)
+
+    def import_file(self, path: str | Path) -> bool:
+        """Import ``path`` into the history (one file at a time); False when it did not start."""
+        return self.controller.importer.start(path)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt naming
+        if _local_files(event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt naming
+        files = _local_files(event.mimeData().urls())
+        if not files:
+            return
+        event.acceptProposedAction()
+        if self.import_file(files[0]) and len(files) > 1:
+            self.status_panel.show_message(
+                f"One file at a time: importing {Path(files[0]).name}; drop the others after it."
+            )
+
+    def _imported(self, result: ImportResult) -> None:
+        self.import_row.end()
+        minutes, seconds = divmod(int(result.seconds), 60)
+        if result.partial or result.warnings:
+            note = "; ".join(result.warnings)
+            self.status_panel.show_message(f"Imported {result.name} with problems: {note}.")
+        else:
+            self.status_panel.show_message(
+                f"Imported {result.name} ({minutes}:{seconds:02d}) into the history.", error=False
+            )
+        self.tabs.setCurrentWidget(self.history)
+        if result.session_id is not None:
+            self.history.show_session(result.session_id)
+        else:
+            self.history.refresh()
+
+    def _import_failed(self, message: str) -> None:
+        if not self.controller.importer.busy:
+            self.import_row.end()
+        self.status_panel.show_message(message)
+
+    def _import_cancelled(self, name: str) -> None:
+        self.import_row.end()
+        self.status_panel.show_message(f"The import of {name} was cancelled.", error=False)
+
     # ---- closing -----------------------------------------------------------------------------
 
     def save_geometry(self) -> None:
@@ -299,3 +371,7 @@ class MainWindow(QMainWindow):
         self.history.close_store()
         self.closing.emit()
         super().closeEvent(event)
+
+
+def _local_files(urls: list[QUrl]) -> list[str]:
+    return [url.toLocalFile() for url in urls if url.isLocalFile() and url.toLocalFile()]

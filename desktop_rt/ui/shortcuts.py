@@ -22,6 +22,9 @@ TALK_KEY = Qt.Key.Key_Space
 (ui/talk_key.py); anywhere else Space types a space or presses the focused button."""
 
 SHORTCUTS: dict[str, Shortcut] = {
+    "import": Shortcut(
+        "Ctrl+O", "Import an audio file into the history (or drop it on the window)"
+    ),
     "listen": Shortcut("Ctrl+L", "Start or stop listening"),
     "mode": Shortcut("Ctrl+M", "Switch between push-to-talk and hands-free"),
     "bigger": Shortcut("Ctrl+=", "Larger captions"),

@@ -58,6 +58,7 @@ class HistoryView(QWidget):
         self.jobs = HistoryJobs(path, self) if path is not None else None
         self._rows: dict[int, SessionRow] = {}
         self._turns_request = 0
+        self._wanted: int | None = None  # a session to select once the list is loaded
         self._build_widgets()
         self._build_layout()
         self._connect()
@@ -216,8 +217,14 @@ class HistoryView(QWidget):
         query = self.search.text()
         self._run(lambda store: store.search(query), self._show_sessions, self._read_failed)
 
+    def show_session(self, session_id: int) -> None:
+        """Reload the list and select ``session_id`` (e.g. a session just written)."""
+        self._wanted = session_id
+        self.refresh()
+
     def _show_sessions(self, rows: list[SessionRow]) -> None:
-        selected = self.selected_session_id()
+        selected = self._wanted or self.selected_session_id()
+        self._wanted = None
         self._rows = {row.id: row for row in rows}
         self.sessions.blockSignals(True)
         self.sessions.clear()
