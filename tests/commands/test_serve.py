@@ -70,6 +70,7 @@ async def test_serve_refuses_a_public_address_without_a_key():
     assert b"without an API key" in stderr
 
 
+@pytest.mark.slow
 async def test_serve_runs_a_gguf_pair_over_the_realtime_protocol(tmp_path):
     """``serve --model TEXT.gguf --mmproj MMPROJ.gguf``: the same protocol as the Whisper path,
     through the GGUF backend's blocks and forced prefix (random weights: structure, not words)."""

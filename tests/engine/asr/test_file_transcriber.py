@@ -225,6 +225,7 @@ def test_real_speech_after_long_silences_keeps_its_file_times(whisper_backend):
     assert all(w.end <= len(audio) / SAMPLE_RATE for w in result.words)
 
 
+@pytest.mark.slow
 def test_a_gguf_backend_transcribes_files_too(tmp_path_factory):
     """Generic over backends: the tiny random-weight GGUF model (its text is noise)."""
     from desktop_rt.engine.asr.llama.backend import LlamaAsrBackend, LlamaOptions

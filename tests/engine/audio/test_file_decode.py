@@ -128,6 +128,7 @@ def test_unreadable_files_fail_before_decoding(tmp_path):
         AudioFileReader(junk)
 
 
+@pytest.mark.slow
 def test_a_long_file_streams_in_bounded_memory(tmp_path):
     """20 minutes (77 MB decoded) go through while the reader holds a few MB at most."""
     path = tmp_path / "long.wav"

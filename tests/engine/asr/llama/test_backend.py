@@ -117,6 +117,7 @@ def test_transcribe_command_runs_a_gguf_pair(pair, tmp_path, capsys):
     assert "projector (mmproj), not a text model" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_close_frees_native_memory(pair):
     proc = psutil.Process()
 
