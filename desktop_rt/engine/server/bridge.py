@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import inspect
 import json
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -49,7 +50,9 @@ class SessionBridge:
 
     Every method except the worker callback must run on ``loop``'s thread. ``on_close`` runs
     once the session asked to close (a final commit drained) after its last events were handed
-    to the sink, or when the bridge is closed.
+    to the sink, or when the bridge is closed. No reference cycle holds a bridge: the worker
+    stream calls back through a weak reference and ``close`` drops ``on_close``, so a closed
+    session and its native VAD contexts are freed at once, not at the next full collection.
     """
 
     def __init__(
@@ -65,7 +68,7 @@ class SessionBridge:
         self._sink = sink
         self._on_close = on_close
         self.closed = False
-        self.stream = worker.open_stream(self._from_worker)
+        self.stream = worker.open_stream(_weak_callback(self))
         session.start()
         self.pump()
 
@@ -98,8 +101,9 @@ class SessionBridge:
             return
         self.closed = True
         self.stream.close()
-        if self._on_close is not None:
-            self._on_close()
+        on_close, self._on_close = self._on_close, None  # it may hold this bridge
+        if on_close is not None:
+            on_close()
 
     # ---- worker results --------------------------------------------------------------------
 
@@ -136,6 +140,18 @@ class SessionBridge:
             self._sink(events)
         if self.session.wants_close:
             self.close()
+
+
+def _weak_callback(bridge: SessionBridge) -> Callable[[WorkerResult], None]:
+    """``bridge._from_worker`` without the stream holding the bridge."""
+    ref = weakref.ref(bridge)
+
+    def deliver(result: WorkerResult) -> None:
+        alive = ref()
+        if alive is not None:
+            alive._from_worker(result)
+
+    return deliver
 
 
 class LocalSession:

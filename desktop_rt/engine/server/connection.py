@@ -294,6 +294,9 @@ class RealtimeConnection:
                 writer.cancel()
             with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
                 await writer
+            # The writer's exception holds this frame: without the del, the session and its
+            # native VAD contexts would wait for a full garbage collection.
+            del writer
 
     async def _write(self, outbox: _Outbox) -> None:
         """Send events in order; after the session asked to close, send the rest then close."""

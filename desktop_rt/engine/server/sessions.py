@@ -8,12 +8,15 @@ meter then holds the session's audio seconds); an unload by hand runs ``on_revok
 then sends a ``model_unloaded`` error event and closes the bridge. A websocket client's session
 starts with OpenAI's defaults (PCM16 at 24 kHz) and the server's limits; ``input_format`` and
 ``limits`` replace them (the window's session). ``record`` writes a session's activity row;
-``close_all`` closes every open bridge (the server stops).
+``close_all`` closes every open bridge (the server stops). When a session closes, memory the
+allocator holds free is given back to the system half a second later (:class:`_Trimmer`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 from collections.abc import Callable, Sequence
 
 from desktop_rt.engine.asr.worker import InferenceWorker
@@ -42,6 +45,34 @@ def _worker_of(lease: Lease) -> InferenceWorker:
     return runtime.worker
 
 
+class _Trimmer:
+    """glibc's ``malloc_trim(0)``, run ``delay`` seconds after a session closed (once per delay).
+
+    A server_vad session loads two Silero contexts (native memory) that are freed
+    when its handler unwinds, after the close; glibc keeps such freed heap instead of returning
+    it, so without a trim a busy server's RSS only grows (docs/design/server.md, "Memory after
+    sessions"). Without glibc (macOS) it does nothing.
+    """
+
+    def __init__(self, delay: float = 0.5) -> None:
+        self._delay = delay
+        self._pending = False
+        self._trim: Callable[[int], int] | None = None
+        name = ctypes.util.find_library("c")
+        if name is not None:
+            self._trim = getattr(ctypes.CDLL(name), "malloc_trim", None)
+
+    def soon(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._trim is not None and not self._pending:
+            self._pending = True
+            loop.call_later(self._delay, self._run)
+
+    def _run(self) -> None:
+        self._pending = False
+        if self._trim is not None:
+            self._trim(0)
+
+
 class SessionHub:
     """See the module docstring. ``router`` and ``activity`` are the server's."""
 
@@ -52,6 +83,7 @@ class SessionHub:
         self.activity = activity
         self._limits = limits
         self._bridges: set[SessionBridge] = set()
+        self._trim = _Trimmer()
 
     def __len__(self) -> int:
         """How many sessions are open."""
@@ -93,6 +125,7 @@ class SessionHub:
             self._bridges.discard(bridge)
             meter.audio_seconds = session.received_seconds
             on_closed()
+            self._trim.soon(loop)
 
         def revoke(message: str) -> None:
             on_revoked(message)
