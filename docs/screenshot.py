@@ -27,7 +27,7 @@ from PySide6.QtGui import QGuiApplication  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from desktop_rt.config import settings_from_dict  # noqa: E402
-from desktop_rt.engine.audio.codecs import load_audio_file  # noqa: E402
+from desktop_rt.engine.audio.file_decode import load_audio_file  # noqa: E402
 from desktop_rt.engine.audio.sources import FileAudioSource  # noqa: E402
 from desktop_rt.ui.app import build_app  # noqa: E402
 

@@ -12,7 +12,7 @@ LIBRIVOX = ["ss-0870", "ss-0880", "ss-0890", "ss-0920", "ss-0930"]
 
 
 def read_clip(name: str) -> np.ndarray:
-    from desktop_rt.engine.audio.codecs import load_audio_file
+    from desktop_rt.engine.audio.file_decode import load_audio_file
 
     return load_audio_file(DATA / f"{name}.wav")
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -30,7 +29,6 @@ __all__ = [
     "float_to_pcm16",
     "StreamResampler",
     "WireDecoder",
-    "load_audio_file",
     "level_dbfs",
 ]
 
@@ -143,15 +141,6 @@ class WireDecoder:
 
     def flush(self) -> np.ndarray:
         return self._resampler.process(np.zeros(0, dtype=np.float32), last=True)
-
-
-def load_audio_file(path: str | Path, rate: int = SAMPLE_RATE) -> np.ndarray:
-    """Read any audio file PyAV (FFmpeg) understands as float32 mono at ``rate``.
-
-    Kept here for its callers; the decoding lives in :mod:`.file_decode`."""
-    from desktop_rt.engine.audio.file_decode import load_audio_file as load
-
-    return load(path, rate)
 
 
 def level_dbfs(samples: np.ndarray) -> float:

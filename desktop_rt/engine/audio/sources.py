@@ -128,7 +128,7 @@ class FileAudioSource(ThreadedSource):
             self._samples = np.asarray(audio, dtype=np.float32).reshape(-1)
             self.name = name or "test signal"
         else:
-            from desktop_rt.engine.audio.codecs import load_audio_file
+            from desktop_rt.engine.audio.file_decode import load_audio_file
 
             self._samples = load_audio_file(audio, samplerate)
             self.name = name or Path(audio).name

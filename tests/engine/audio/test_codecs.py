@@ -17,9 +17,9 @@ from desktop_rt.engine.audio.codecs import (
     decode_base64_audio,
     float_to_pcm16,
     level_dbfs,
-    load_audio_file,
     pcm16_to_float,
 )
+from desktop_rt.engine.audio.file_decode import load_audio_file
 from desktop_rt.errors import AudioDecodeError
 from tests.support.clips import read_clip
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from desktop_rt.engine.audio.codecs import float_to_pcm16, load_audio_file
+from desktop_rt.engine.audio.codecs import float_to_pcm16
+from desktop_rt.engine.audio.file_decode import load_audio_file
 from desktop_rt.engine.protocol.events import (
     Clear,
     Flush,
