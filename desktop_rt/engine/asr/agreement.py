@@ -3,10 +3,10 @@
 Call order: :meth:`~HypothesisBuffer.insert` each pass's words (in stream time); at a segment's
 end :meth:`~HypothesisBuffer.commit` its final pass, or :meth:`~HypothesisBuffer.commit_tentative`
 when nothing followed the last one; :meth:`~HypothesisBuffer.clear` drops what is pending.
-Invariant: nothing emitted twice, nothing heard lost. Every word of a hypothesis that is not
-already committed comes back from that call once, committed or in the tentative tail; a
-committed word never comes back again (a later hypothesis's words before the commit point, or
-repeating the committed tail there, are dropped as already committed).
+Invariant: committed words come out once, in audio order, and nothing heard is lost. Every new
+word of a hypothesis (:mod:`.heard_again`) comes back from that call, committed or in the
+tentative tail; a committed word never comes back; a segment's end commits what any of its
+recent hypotheses heard after the last committed word.
 """
 
 from __future__ import annotations
@@ -16,14 +16,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from desktop_rt.core_types import Word
+from desktop_rt.engine.asr.heard_again import heard_again, written_past
 from desktop_rt.engine.asr.spelling import normalize_word
+from desktop_rt.engine.asr.window import after
 
 __all__ = ["HypothesisBuffer", "OnsetRule", "StreamUpdate", "whole_words"]
 
 _CONTEXT_WORDS = 64  # committed words remembered (prompt, forced prefix, repeat checks)
 _REPEAT_WORDS = 16  # how far back a hypothesis may repeat the committed words
 _REPEAT_GAP = 1.0  # a repeat of the committed tail starting this close after it is heard again
-_COMMIT_SLACK = 0.1  # a word starting this close before the commit point is a committed one
+_HEARD_KEPT = 8  # hypotheses a segment's end may take words from
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,18 @@ class OnsetRule:
         return self.latest_probability
 
 
+def _stream_start() -> float:
+    return 0.0
+
+
+def _ending_by(words: Sequence[Word], t: float) -> int:
+    """How many leading ``words`` end by ``t``, cut back to a whole written word."""
+    n = 0
+    while n < len(words) and words[n].end <= t:
+        n += 1
+    return whole_words(words, n)
+
+
 def whole_words(words: Sequence[Word], n: int) -> int:
     """The longest prefix of ``words[:n]`` that ends at a written word's end.
 
@@ -76,17 +90,23 @@ class HypothesisBuffer:
     """Commits the words the latest hypotheses agree on; holds the rest as tentative.
 
     Two hypotheses agree on a word when it sits at the same place in both after the committed
-    words are set aside, compared by :func:`normalize_word`; the longest agreed prefix (cut back
+    words are set aside (:func:`~.heard_again.heard_again`, given where the window starts:
+    ``window_start``), compared by :func:`normalize_word`; the longest agreed prefix (cut back
     to a whole written word) is committed. An onset hypothesis, or the one after it, needs the
-    :class:`OnsetRule`. A word is taken as committed when it starts over 0.1 s before the
-    commit point, or repeats the committed tail right after it; so the invariant holds for
-    words longer than that, whose times are stable to within it from pass to pass. With
+    :class:`OnsetRule`. A hypothesis with no new word is no evidence and changes nothing. With
     ``forces_prefix`` the backend was given the committed words and returns only what follows
-    them, so words are not dropped by time, only as a repeated tail.
+    them, so words are not set aside by time, only as a repeated tail.
     """
 
-    def __init__(self, *, forces_prefix: bool = False, onset_rule: OnsetRule | None = None):
+    def __init__(
+        self,
+        *,
+        forces_prefix: bool = False,
+        onset_rule: OnsetRule | None = None,
+        window_start: Callable[[], float] | None = None,
+    ):
         self._forces_prefix = forces_prefix
+        self._window_start = window_start if window_start is not None else _stream_start
         self._rule = onset_rule if onset_rule is not None else OnsetRule()
         self._committed: list[Word] = []  # newest last, the last _CONTEXT_WORDS
         self._last_committed_end = 0.0
@@ -94,6 +114,7 @@ class HypothesisBuffer:
         # onset hypothesis.
         self._history: list[tuple[list[Word], bool]] = []
         self._tentative: tuple[Word, ...] = ()
+        self._heard: list[list[Word]] = []  # the segment's latest hypotheses that heard words
 
     @property
     def committed(self) -> tuple[Word, ...]:
@@ -119,6 +140,9 @@ class HypothesisBuffer:
     def insert(self, hypothesis: Sequence[Word], *, onset: bool = False) -> StreamUpdate:
         """Add a pass's words; commit what it agrees on with the hypotheses before it."""
         words = self.fresh(hypothesis)
+        if not words:  # heard nothing new (or nothing at all): no evidence either way
+            return StreamUpdate((), self._tentative)
+        self._remember(words)
         strict = onset or (bool(self._history) and self._history[-1][1])
         agreed = whole_words(words, self._agreed_count(words, strict))
         committed, rest = words[:agreed], words[agreed:]
@@ -129,48 +153,64 @@ class HypothesisBuffer:
         self._tentative = tuple(rest)
         return StreamUpdate(tuple(committed), self._tentative)
 
+    def remember(self, hypothesis: Sequence[Word]) -> None:
+        """Keep a pass's new words for the segment's end only (a pass not trusted to agree)."""
+        self._remember(self.fresh(hypothesis))
+
     def commit(self, hypothesis: Sequence[Word]) -> list[Word]:
-        """Commit a segment's final pass without agreement; nothing stays pending."""
+        """Commit a segment's final pass without agreement; nothing stays pending.
+
+        What the pending hypotheses heard after its last word is committed too: a final pass
+        that stopped early, or heard nothing, loses nothing the passes before it heard.
+        """
         words = self.fresh(hypothesis)
         self._record(words)
-        self.clear()
-        return words
+        return words + self._commit_pending()
 
     def commit_tentative(self) -> list[Word]:
-        """Commit the tentative tail (the last pass heard all there was); nothing stays pending."""
+        """Commit the tentative tail (the last pass heard all there was); nothing stays pending.
+
+        As with :meth:`commit`, what older pending hypotheses heard after it is committed too.
+        """
         words = list(self._tentative)
         self._record(words)
-        self.clear()
-        return words
+        return words + self._commit_pending()
 
     def commit_settled(self, horizon: float) -> list[Word]:
-        """Commit the newest hypothesis's whole words that end by ``horizon``, agreed or not."""
+        """Commit the newest hypothesis's whole words that end by ``horizon``, agreed or not,
+        and after them what older recent hypotheses heard that ends by ``horizon`` and before
+        the newest one's next word."""
         latest = self._history[-1][0] if self._history else []
-        forced = latest[: whole_words(latest, sum(1 for w in latest if w.end <= horizon))]
+        settled = _ending_by(latest, horizon)
+        forced = latest[:settled]
+        self._record(forced)
+        # Older hypotheses fill only what the newest did not hear: up to its next word.
+        forced += self._commit_heard(min([horizon, *(w.start for w in latest[settled:][:1])]))
         if forced:
-            self._record(forced)
-            self._history = [(latest[len(forced) :], False)]
-            self._tentative = tuple(latest[len(forced) :])
+            rest = self._after_commit(latest[settled:])
+            self._history = [(rest, False)]
+            self._tentative = tuple(rest)
         return forced
+
+    def pending_from(self) -> float | None:
+        """Where the earliest word a recent hypothesis heard and nobody committed starts."""
+        starts = [w.start for w in self._tentative[:1]]
+        for words in self._heard:
+            starts += [w.start for w in self._after_commit(words)[:1]]
+        return min(starts, default=None)
 
     def clear(self) -> None:
         """Forget the pending hypotheses and the tentative tail; committed words stay."""
         self._history = []
+        self._heard = []
         self._tentative = ()
 
     # -- what is already committed ------------------------------------------------------------
     def fresh(self, words: Sequence[Word]) -> list[Word]:
         """The words of a hypothesis that are not already committed."""
-        fresh = list(words) if self._forces_prefix else [w for w in words if self._after_commit(w)]
-        # A repeat of the committed tail right at the commit point is the same words heard
-        # again (or a decoder loop); further away it is speech that really repeats.
-        if fresh and self._committed and fresh[0].start - self._last_committed_end < _REPEAT_GAP:
-            tail = [normalize_word(w.text) for w in self._committed[-_REPEAT_WORDS:]]
-            head = [normalize_word(w.text) for w in fresh[:_REPEAT_WORDS]]
-            for n in range(min(len(tail), len(head)), 0, -1):
-                if tail[-n:] == head[:n]:
-                    return fresh[n:]
-        return fresh
+        if self._forces_prefix:
+            return self._unrepeated(list(words))
+        return self._past_commit(words[self._heard_again(words) :])
 
     def mishears_committed(self, heard: Sequence[Word], in_window: Callable[[Word], bool]) -> bool:
         """Whether ``heard`` gives the committed words ``in_window`` as other words.
@@ -185,7 +225,7 @@ class HypothesisBuffer:
         if not committed:
             return False
         again = [
-            k for k in (normalize_word(w.text) for w in heard if not self._after_commit(w)) if k
+            k for k in (normalize_word(w.text) for w in heard[: self._heard_again(heard)]) if k
         ]
         matcher = difflib.SequenceMatcher(None, committed, again, autojunk=False)
         return any(
@@ -193,7 +233,70 @@ class HypothesisBuffer:
             for tag, i1, i2, j1, j2 in matcher.get_opcodes()
         )
 
+    def _heard_again(self, words: Sequence[Word]) -> int:
+        """How many leading words of a hypothesis are committed words heard again.
+
+        The window's committed words come first in a hypothesis of it, perhaps misheard or
+        with other times. They are found by their text in order (:func:`heard_again`), then
+        the words that end by the commit point stand for the committed words not found. So a
+        word is not taken for a committed one by its time alone, which a decoder's alignment
+        moves by tenths of a second, and speech that repeats the committed words is kept.
+        """
+        start = self._window_start()
+        held = [w for w in self._committed if after(w, start)]
+        return heard_again(held, words, self._last_committed_end, self._tentative, start)
+
+    def _past_commit(self, words: Sequence[Word]) -> list[Word]:
+        """``words`` (new ones), the first cut to its part after the commit point when it
+        writes the last committed word and the next one as one ("someone" over "some" +
+        "one"): it then starts by the middle of the committed word, or is it and the tentative
+        word after it."""
+        out = list(words)
+        if out and self._committed and out[0].start < self._last_committed_end:
+            out[0] = written_past(out[0], self._committed, self._tentative)
+        return out
+
+    def _unrepeated(self, words: list[Word]) -> list[Word]:
+        """``words`` less a head that repeats the committed tail right at the commit point
+        (a backend given a forced prefix writing it again)."""
+        if words and self._committed and words[0].start - self._last_committed_end < _REPEAT_GAP:
+            tail = [normalize_word(w.text) for w in self._committed[-_REPEAT_WORDS:]]
+            head = [normalize_word(w.text) for w in words[:_REPEAT_WORDS]]
+            for n in range(min(len(tail), len(head)), 0, -1):
+                if tail[-n:] == head[:n]:
+                    return words[n:]
+        return words
+
     # -- internals ----------------------------------------------------------------------------
+    def _remember(self, words: list[Word]) -> None:
+        if words:
+            self._heard = [*self._heard[1 - _HEARD_KEPT :], words]
+
+    def _commit_pending(self) -> list[Word]:
+        """Commit what each recent hypothesis, newest first, heard after the commit point."""
+        out = self._commit_heard(None)
+        self.clear()
+        return out
+
+    def _commit_heard(self, until: float | None) -> list[Word]:
+        """Commit what recent hypotheses, newest first, heard after the commit point (whole
+        words ending by ``until``, if given)."""
+        out: list[Word] = []
+        for words in reversed(self._heard):
+            more = self._after_commit(words)
+            if until is not None:
+                more = more[: _ending_by(more, until)]
+            self._record(more)
+            out += more
+        return out
+
+    def _after_commit(self, words: Sequence[Word]) -> list[Word]:
+        """The words of a recent hypothesis after the commit point (it was heard on a window
+        that may have held older committed words)."""
+        return self._past_commit(
+            words[heard_again(self._committed, words, self._last_committed_end) :]
+        )
+
     @property
     def _kept_hypotheses(self) -> int:
         return max(2, self._rule.hypotheses)
@@ -219,9 +322,6 @@ class HypothesisBuffer:
                 break
             agreed += 1
         return agreed
-
-    def _after_commit(self, word: Word) -> bool:
-        return word.start > self._last_committed_end - _COMMIT_SLACK
 
     def _record(self, words: Sequence[Word]) -> None:
         if not words:

@@ -1,6 +1,9 @@
-"""Cleaning one pass's words of what a looping decoder invents: :func:`drop_runaway`.
+"""Cleaning one pass's words of what a decoder writes without audio: :func:`drop_runaway`.
 
-Pure function over window-relative words; the streaming engine applies it to every pass.
+Pure function over window-relative words; the streaming engine applies it to every pass. What
+it drops was never heard: words past the window's end, text squeezed into no time (a copied
+prompt, a phrase written ahead), a decoder loop, words past a rate no speaker reaches. A
+written word ("ill" + "-disposed") is kept or dropped whole.
 """
 
 from __future__ import annotations
@@ -10,13 +13,15 @@ from collections.abc import Sequence
 from desktop_rt.core_types import Word
 from desktop_rt.engine.asr.spelling import normalize_word
 
-__all__ = ["MAX_WORDS_PER_SECOND", "drop_runaway"]
+__all__ = ["MAX_WORDS_PER_SECOND", "drop_runaway", "drop_after"]
 
 MAX_WORDS_PER_SECOND = 7.0
 """Fast speech is 4-5 words a second; more is a decoder loop."""
 
 _LOOP_WORDS = 16  # the longest phrase a loop is looked for in
 _PAST_END = 0.02  # a word starting this close to the window's end lies after it
+_AFTER_SPEECH = 0.1  # a word with its middle this long after the speech ended is not in it
+_UNHEARD = 0.03  # a word shorter than this has no audio under it (one 20 ms step, or none)
 
 
 def _repeat_limit(n: int) -> int:
@@ -40,27 +45,113 @@ def _loop_length(norm: list[str], i: int, out_norm: list[str]) -> int:
     return 0
 
 
-def drop_runaway(words: Sequence[Word], duration: float) -> list[Word]:
-    """Remove what a decoder invents when it loops, keeping real speech.
+def _unheard(words: Sequence[Word], prompt: str | None) -> set[int]:
+    """Indices of text a decoder wrote with no audio under it.
+
+    Whisper given a prompt can copy it at the window's start or continue a phrase it repeats
+    past the audio; its alignment squeezes such text into no time ("He@2.60-2.74 was@2.74-2.74
+    not@2.74-2.74 ..."). Unheard: two or more words in a row each shorter than ``_UNHEARD``,
+    or any such words ending the hypothesis (a word cut by the window's end). Squeezed words
+    right after the hypothesis's first word take it with them when together they are the end
+    of the ``prompt``: a copy whose first word's start took in the silence before it.
+    """
+    short = [w.end - w.start < _UNHEARD for w in words]
+    run = 1
+    while run < len(words) and short[run]:
+        run += 1
+    copy = next((k for k in range(run, 1, -1) if _copied(words[:k], prompt)), 0)
+    out = set(range(copy))
+    i = copy
+    while i < len(words):
+        j = i
+        while j < len(words) and short[j]:
+            j += 1
+        if j - i >= 2 or (j > i and j == len(words)):
+            out.update(range(i, j))
+        i = max(j, i + 1)
+    return out
+
+
+def _copied(words: Sequence[Word], prompt: str | None) -> bool:
+    """Whether ``words`` write the last words of ``prompt``, as agreement compares words."""
+    written = "".join(w.text for w in words).split()
+    tail = (prompt or "").split()[-len(written) :]
+    return bool(written) and [normalize_word(t) for t in tail] == [
+        normalize_word(t) for t in written
+    ]
+
+
+def _whole_words(words: Sequence[Word], dropped: set[int]) -> list[Word]:
+    """``words`` less ``dropped``, and less every other piece of a written word dropped."""
+    drop = [i in dropped for i in range(len(words))]
+    for i in range(len(words) - 1, 0, -1):  # a piece continuing a dropped one goes with it
+        if drop[i - 1] and not words[i].text[:1].isspace():
+            drop[i] = True
+    for i in range(len(words) - 1, 0, -1):  # and so does the start of a dropped piece's word
+        if drop[i] and not words[i].text[:1].isspace():
+            drop[i - 1] = True
+    return [w for w, gone in zip(words, drop, strict=True) if not gone]
+
+
+def _within_rate(words: list[Word], duration: float) -> list[Word]:
+    """The words up to the most written words a speaker says in ``duration``."""
+    written = 0
+    for i, w in enumerate(words):
+        written += w.text[:1].isspace() or i == 0
+        if written > int(MAX_WORDS_PER_SECOND * duration) + 4:
+            return words[:i]
+    return words
+
+
+def drop_runaway(words: Sequence[Word], duration: float, prompt: str | None = None) -> list[Word]:
+    """Remove what a decoder writes without hearing it, keeping real speech.
 
     Whisper on a short or noisy window can repeat a phrase until its token limit ("Fail better.
     Fail better. ..."), or place words after the audio ends. Dropped: words starting past the
-    end of the window; a phrase of 7-16 words said twice in a row (a loop over the whole
-    sentence: "He might even have been made amiable himself. He might even ..."), of 2-6 words
-    more than twice, or one word more than four times in a row (kept once, twice, resp. four
-    times); anything past a rate no speaker reaches.
+    end of the window; text squeezed into no time, or copied from ``prompt`` (the text before
+    the window) and squeezed (:func:`_unheard`); one word more than four times in a row (kept
+    four times); a phrase of 2-6 words more than twice, or of 7-16 words more than once, when
+    the repeat is said in under half the time the phrase took before (speech that repeats
+    a sentence takes as long each time: "He was not an ill-disposed young man. He was not an
+    ill-disposed young man."); anything past a rate no speaker reaches.
     """
-    kept = [w for w in words if w.start < duration - _PAST_END]
+    kept = _whole_words(words, _unheard(words, prompt))
+    kept = [w for w in kept if w.start < duration - _PAST_END]
     norm = [normalize_word(w.text) for w in kept]
     out: list[Word] = []
     out_norm: list[str] = []
     i = 0
     while i < len(kept):
         loop = _loop_length(norm, i, out_norm)
-        if loop:
+        if loop and len(set(norm[i : i + loop])) == 1:
+            loop = 1  # one word said over and over
+        if loop and (loop == 1 or _span(kept[i : i + loop]) < _said_in(out, loop) / 2):
             i += loop
             continue
         out.append(kept[i])
         out_norm.append(norm[i])
         i += 1
-    return out[: int(MAX_WORDS_PER_SECOND * duration) + 4]
+    return _within_rate(out, duration)
+
+
+def drop_after(words: Sequence[Word], t: float) -> list[Word]:
+    """``words`` less those in the silence after ``t`` (where the speech so far ended), whole
+    written words: starting after it, or with their middle ``_AFTER_SPEECH`` after it.
+
+    A decoder whose prompt repeats what it hears can go on writing the phrase into the pause
+    after the speech ("He was not an | ill-disposed", with only "an" said yet).
+    """
+    late = {
+        i for i, w in enumerate(words) if w.start >= t or (w.start + w.end) / 2 > t + _AFTER_SPEECH
+    }
+    return _whole_words(words, late)
+
+
+def _span(words: Sequence[Word]) -> float:
+    return words[-1].end - words[0].start
+
+
+def _said_in(out: Sequence[Word], n: int) -> float:
+    """The longest time the last ``_repeat_limit(n)`` repeats of ``out``'s last phrase took."""
+    limit = _repeat_limit(n)
+    return max(_span(out[len(out) - n * (k + 1) : len(out) - n * k]) for k in range(limit))

@@ -5,8 +5,9 @@ Verbs as in whisper_streaming: ``insert_audio``, ``process``, ``finish`` (and ``
 passes agree on are committed and the rest is the tentative tail (:mod:`.agreement`). A speech
 gate (:mod:`.gate`) keeps silence from the model and ends segments; the window (:mod:`.window`)
 is trimmed at committed sentence ends, committed text before it becoming the prompt.
-Invariants: committed words are final and never emitted twice; word times are stream seconds.
-docs/design/streaming.md explains the design and what was tried.
+Invariant: committed text is emitted once, in audio order, never before its audio came, and
+no speech a pass heard is lost at a commit, trim, endpoint, rehearing or finish (only ``clear``
+drops words). Word times are stream seconds. docs/design/streaming.md: design, what was tried.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from desktop_rt.engine.asr.agreement import HypothesisBuffer, OnsetRule, StreamU
 from desktop_rt.engine.asr.backend import AsrBackend
 from desktop_rt.engine.asr.gate import SegmentGate
 from desktop_rt.engine.asr.language import LanguageTracker
-from desktop_rt.engine.asr.runaway import drop_runaway
+from desktop_rt.engine.asr.runaway import drop_after, drop_runaway
 from desktop_rt.engine.asr.schedule import PassSchedule
 from desktop_rt.engine.asr.spelling import normalize_word
 from desktop_rt.engine.asr.streaming_config import StreamingConfig
-from desktop_rt.engine.asr.window import AudioWindow
+from desktop_rt.engine.asr.window import CUT_MARGIN, AudioWindow
 from desktop_rt.engine.audio.vad import SpeechProbability
 
 __all__ = [
@@ -61,7 +62,11 @@ class StreamingTranscriber:
         rule = OnsetRule(
             config.onset_agreement, config.onset_min_probability, config.onset_latest_probability
         )
-        self._hypotheses = HypothesisBuffer(forces_prefix=traits.forces_prefix, onset_rule=rule)
+        self._hypotheses = HypothesisBuffer(
+            forces_prefix=traits.forces_prefix,
+            onset_rule=rule,
+            window_start=self._window.start_time,
+        )
         self._language = LanguageTracker(config.language, config.min_agree_seconds)
         self._gate = SegmentGate(config, speech_probability) if config.vad else None
         self._user_prompt = config.prompt
@@ -226,6 +231,7 @@ class StreamingTranscriber:
         schedule.heard_end = window.start + size / SAMPLE_RATE
         heard = self._hear(size)
         if not self._forces_prefix and self._hypotheses.mishears_committed(heard, window.contains):
+            self._hypotheses.remember(heard)  # what it heard after them still counts at the end
             window.cut(self._hypotheses.last_committed_end)
             window.trimmed = True
             if not (final or schedule.passes_are_cheap):
@@ -250,7 +256,10 @@ class StreamingTranscriber:
             words = self.backend.transcribe(audio, prompt=prompt, language=language)
         if language is None:
             self._language.learn(self.backend.detected_language, window.seconds)
-        return [w.shifted(window.start) for w in drop_runaway(words, size / SAMPLE_RATE)]
+        heard = [w.shifted(window.start) for w in drop_runaway(words, size / SAMPLE_RATE, prompt)]
+        if self._gate is not None:  # nothing is said in the silence after the speech
+            heard = drop_after(heard, self._gate.last_speech_end)
+        return heard
 
     def _prompt(self) -> str | None:
         """The user's prompt and the committed text before the window (heard no more)."""
@@ -279,12 +288,14 @@ class StreamingTranscriber:
         inside = [w for w in self._hypotheses.committed if w.end > window.start]
         sentence_ends = [w.end for w in inside if w.text.rstrip().endswith(_SENTENCE_END)]
         if sentence_ends:
-            window.cut(sentence_ends[-1])
+            window.cut(sentence_ends[-1] - CUT_MARGIN)
         elif window.seconds > cfg.max_window_seconds:
             if inside:
-                window.cut(inside[-1].end)
+                window.cut(inside[-1].end - CUT_MARGIN)
             if window.seconds > cfg.max_window_seconds:
                 horizon = self.audio_seconds - _SETTLED_SECONDS
                 forced = self._hypotheses.commit_settled(horizon)
-                window.cut(max(self._hypotheses.last_committed_end, horizon - cfg.trim_seconds))
+                cut = max(self._hypotheses.last_committed_end, horizon - cfg.trim_seconds)
+                pending = self._hypotheses.pending_from()  # never cut a word heard, uncommitted
+                window.cut(cut if pending is None else min(cut, pending))
         return forced

@@ -12,10 +12,19 @@ import numpy as np
 
 from desktop_rt.core_types import SAMPLE_RATE, Word
 
-__all__ = ["AudioWindow"]
+__all__ = ["CUT_MARGIN", "EDGE", "AudioWindow", "after"]
 
-_EDGE = 0.02  # a word ending this close after the window's start lies before it (sample rounding)
+CUT_MARGIN = 0.04
+"""A trim cuts this long before a committed word's end: a word's end may be given late."""
+EDGE = CUT_MARGIN + 0.02
+"""A word ending this close after the window's start lies before it (a cut's margin, rounding)."""
 _PREFIX_MARGIN = 1.0  # committed words ending this close before the start are forced too
+
+
+def after(word: Word, start: float) -> bool:
+    """Whether a word lies after stream time ``start``: it ends more than ``EDGE`` after it, or
+    begins after it."""
+    return word.end > start + EDGE or word.start >= start
 
 
 class AudioWindow:
@@ -42,6 +51,10 @@ class AudioWindow:
 
     def __len__(self) -> int:
         return len(self.samples)
+
+    def start_time(self) -> float:
+        """``start`` as a callable, for readers that must not hold the transcriber."""
+        return self.start
 
     @property
     def seconds(self) -> float:
@@ -91,8 +104,8 @@ class AudioWindow:
         self.trimmed = False
 
     def contains(self, word: Word) -> bool:
-        """Whether a word's audio (its end) lies inside the window."""
-        return word.end > self.start + _EDGE
+        """Whether a word's audio lies inside the window (see :func:`after`)."""
+        return after(word, self.start)
 
     def holds_committed(self, word: Word) -> bool:
         """Whether a committed word belongs to the window (forced or heard again), not to the
@@ -105,5 +118,5 @@ class AudioWindow:
         it heard twice.
         """
         if self._forces_prefix:
-            return word.end > max(self.segment_begin, self.start - _PREFIX_MARGIN) + _EDGE
+            return word.end > max(self.segment_begin, self.start - _PREFIX_MARGIN) + EDGE
         return self.contains(word)

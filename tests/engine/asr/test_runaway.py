@@ -19,12 +19,66 @@ def test_one_word_is_kept_four_times_in_a_row():
     assert kept("no " * 9 + "yes") == "no no no no yes"
 
 
+def looped(phrase: str, times: int, pace: float = 0.1) -> list[Word]:
+    """``phrase`` said once at a speaker's pace, then written ``times - 1`` more times at
+    ``pace`` times the time, as a looping decoder squeezes its repeats."""
+    first = words(phrase)
+    out, t = list(first), first[-1].end
+    step = 0.1 * pace
+    for _ in range(times - 1):
+        out += [Word(w.text, t + i * step, t + i * step + step * 0.9) for i, w in enumerate(first)]
+        t = out[-1].end
+    return out
+
+
 def test_a_short_phrase_is_kept_twice_and_a_long_one_once():
-    assert kept("fail better " * 5) == "fail better fail better"
+    def said(ws: list[Word]) -> str:
+        return " ".join(w.text.strip() for w in drop_runaway(ws, 60.0))
+
+    assert said(looped("fail better", 5, pace=0.4)) == "fail better fail better"
     long = "he might even have been made amiable"
-    assert kept(f"{long} {long} {long}") == long
+    assert said(looped(long, 3, pace=0.4)) == long
+    # Speech that repeats itself takes as long each time: it stays.
+    assert kept("fail better " * 5) == " ".join(["fail better"] * 5)
+    assert kept(f"{long} {long} {long}") == f"{long} {long} {long}"
 
 
 def test_words_past_a_speaking_rate_are_dropped():
     many = " ".join(f"w{i}" for i in range(40))
-    assert len(drop_runaway(words(many, step=0.02), duration=1.0)) == int(MAX_WORDS_PER_SECOND) + 4
+    assert len(drop_runaway(words(many, step=0.035), duration=1.0)) == int(MAX_WORDS_PER_SECOND) + 4
+    # The rate counts written words: "ill" + "-disposed" is one.
+    pieces = [
+        Word(f" w{i}" if i % 2 == 0 else f"-p{i}", i * 0.05, i * 0.05 + 0.04) for i in range(40)
+    ]
+    assert len(drop_runaway(pieces, duration=2.0)) == 2 * (int(MAX_WORDS_PER_SECOND * 2) + 4)
+
+
+def timed(spec: str) -> list[Word]:
+    """``"He@0.00-0.14 was@0.14-0.14"``: words with their times; "-x" continues a word."""
+    out = []
+    for token in spec.split():
+        text, times = token.split("@")
+        start, end = (float(t) for t in times.split("-"))
+        out.append(Word(text if text.startswith("-") else " " + text, start, end))
+    return out
+
+
+def test_text_squeezed_into_no_time_is_dropped():
+    # Whisper given the sentence before as its prompt, copying it at the window's start and
+    # continuing it past its audio at the end (recorded on a sentence said six times).
+    prompt = "He was not an ill-disposed young man."
+    squeezed = ["was", "not", "an", "ill", "-disposed", "young", "man."]
+    copied = " ".join(["He@0.00-0.14"] + [f"{t}@0.14-0.14" for t in squeezed])
+    heard = "He@0.66-1.06 was@1.06-1.22 not@1.22-1.50 an@1.50-1.98 ill@1.98-2.14"
+    ahead = "-disposed@2.14-2.18 young@2.18-2.18 man.@2.18-2.18 He@2.18-2.18"
+    kept = drop_runaway(timed(f"{copied} {heard} {ahead}"), duration=2.3, prompt=prompt)
+    assert "".join(w.text for w in kept) == " He was not an ill-disposed"
+    # The first word goes with a squeezed copy only if it is the prompt's too.
+    kept = drop_runaway(timed(f"{copied} {heard}"), duration=2.3, prompt="She was not.")
+    assert "".join(w.text for w in kept) == " He He was not an ill"
+    # A written word goes whole: "ill" with its piece squeezed at the end.
+    cut = timed("He@0.00-0.30 ill@0.30-0.50 -disposed@0.50-0.50 young@0.50-0.50")
+    assert [w.text for w in drop_runaway(cut, duration=1.0)] == [" He"]
+    # A word cut by the window's end is not heard either; one short word within speech is.
+    kept = drop_runaway(timed("a@0.0-0.3 b@0.3-0.3 c@0.3-0.6 d@0.6-0.6"), duration=1.0)
+    assert [w.text for w in kept] == [" a", " b", " c"]

@@ -55,10 +55,9 @@ def test_whisper_words_carry_the_folded_decoding_probability(whisper_backend, de
     assert [w.text for w in folded] == [w.text for w in plain]  # the same words and times
     assert [(w.start, w.end) for w in folded] == [(w.start, w.end) for w in plain]
     assert all(0.0 < w.probability <= 1.0 for w in folded)
-    first = folded[0]
-    assert first.text.strip().lower() == "and"
-    # Whisper splits its mass between " And" and " and": the sum is what agreement compares.
-    assert first.probability > plain[0].probability + 0.1
+    # The window opens on "And", where Whisper splits its mass between " And" and " and": the
+    # sum is what agreement compares.
+    assert folded[0].probability > plain[0].probability + 0.1, (folded[0], plain[0])
 
 
 def test_spelling_key_is_the_form_hypotheses_are_compared_in():

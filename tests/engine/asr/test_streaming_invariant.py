@@ -1,0 +1,148 @@
+"""StreamingTranscriber's invariant, fuzzed on a backend that knows the truth.
+
+Committed text is emitted once, in audio order, never before its audio came, and no word that
+some pass heard is lost at a commit, a trim, an endpoint, a rehearing or a finish (only
+``clear`` may drop words). Arbitrary insert / process / finish / clear schedules run against a
+:class:`~tests.support.scripted_backend.ScriptedBackend` whose passes are distorted as real
+models distort them; :func:`~tests.support.scripted_backend.audit` checks the transcript.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from desktop_rt.core_types import SAMPLE_RATE, Word
+from desktop_rt.engine.asr.backend import BackendTraits
+from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
+from tests.support.scripted_backend import (
+    PassStyle,
+    ScriptedBackend,
+    Truth,
+    TruthSpeech,
+    TruthWord,
+    audit,
+    ramp,
+)
+
+
+@st.composite
+def truths(draw: st.DrawFn) -> Truth:
+    """Speech as a stream of words: short and long ones, tight and loose, pauses, sentences."""
+    words: list[TruthWord] = []
+    t = draw(st.sampled_from([0.0, 0.3, 1.0]))
+    for i in range(draw(st.integers(1, 30))):
+        length = draw(st.sampled_from([0.15, 0.2, 0.3, 0.5]))
+        end = draw(st.integers(0, 3)) == 0
+        hyphenated = length >= 0.3 and draw(st.integers(0, 4)) == 0
+        words.append(TruthWord(i, t, t + length, sentence_end=end, hyphenated=hyphenated))
+        t += length + draw(st.sampled_from([0.0, 0.0, 0.05, 0.15, 0.4, 1.2, 3.0]))
+    return Truth(tuple(words))
+
+
+def _some(n: int = 3) -> st.SearchStrategy[int]:
+    return st.one_of(st.just(0), st.integers(1, n))
+
+
+pass_styles = st.builds(
+    PassStyle,
+    empty=st.integers(0, 9).map(lambda n: n == 0),
+    prompt_only=st.integers(0, 9).map(lambda n: 8 if n == 0 else 0),
+    prompt_copy=st.integers(0, 9).map(lambda n: 5 if n == 0 else 0),
+    write_ahead=st.integers(0, 5).map(lambda n: 3 if n == 0 else 0),
+    stop_early=_some(),
+    guessed_tail=_some(2),
+    misheard=st.lists(st.integers(0, 12), max_size=2).map(tuple),
+    merge_at=st.none() | st.integers(0, 12),
+    split_at=st.none() | st.integers(0, 12),
+    variant=st.integers(1, 2),
+    shift=st.sampled_from([0.0, -0.01, 0.01]),
+    jitter=st.sampled_from([0.0, 0.01, 0.02]),
+    swallow=st.sampled_from([0.0, 0.0, 0.3, 1.0]),
+    seed=st.integers(0, 3),
+)
+
+ops = st.lists(
+    st.one_of(
+        st.sampled_from([0.05, 0.1, 0.1, 0.3, 0.6, 2.0, 8.0]),  # insert this much, then process
+        st.sampled_from(["finish", "clear", "process"]),
+    ),
+    max_size=40,
+)
+
+
+@dataclass
+class Run:
+    """Feeds a transcriber ramp audio and records what it commits, and when."""
+
+    transcriber: StreamingTranscriber
+    truth: Truth
+    fed: int = 0
+    emitted: list[tuple[Word, float]] = field(default_factory=list)
+    excused: set[int] = field(default_factory=set)
+
+    def insert(self, seconds: float) -> None:
+        n = int(seconds * SAMPLE_RATE)
+        self.transcriber.insert_audio(ramp(self.fed, n))
+        self.fed += n
+        self.keep(self.transcriber.process().committed)
+
+    def keep(self, committed: tuple[Word, ...]) -> None:
+        now = self.fed / SAMPLE_RATE
+        self.emitted += [(w, now) for w in committed]
+
+    def do(self, op: float | str) -> None:
+        if op == "finish":
+            self.keep(self.transcriber.finish().committed)
+        elif op == "process":
+            self.keep(self.transcriber.process().committed)
+        elif op == "clear":
+            self.transcriber.clear()
+            now = self.fed / SAMPLE_RATE
+            self.excused |= {w.index for w in self.truth.words if w.start < now}
+        else:
+            assert isinstance(op, float)
+            self.insert(op)
+
+    def drain(self) -> None:
+        """The rest of the speech and a second of silence, in 0.1 s chunks, then ``finish``."""
+        end = self.truth.words[-1].end + 1.0
+        while self.fed / SAMPLE_RATE < end:
+            self.insert(0.1)
+        self.keep(self.transcriber.finish().committed)
+
+
+TRAITS = {
+    "whisper": BackendTraits(),
+    "slow": BackendTraits(min_update_seconds=2.0),
+}
+
+
+# Derandomized: the same 400 cases on every run, so CI does not flake; explore further by
+# running it with other seeds and more examples (docs/design/streaming.md, *The invariant*).
+@settings(
+    max_examples=400,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    truth=truths(),
+    styles=st.lists(pass_styles, max_size=25),
+    schedule=ops,
+    vad=st.booleans(),
+    trim=st.sampled_from([3.0, 12.0]),
+    traits=st.sampled_from(sorted(TRAITS)),
+)
+def test_committed_text_is_what_was_heard_once_in_order(truth, styles, schedule, vad, trim, traits):
+    backend = ScriptedBackend(truth, [*styles, PassStyle()], TRAITS[traits])
+    config = StreamingConfig(vad=vad, trim_seconds=trim, max_window_seconds=2 * trim)
+    speech = TruthSpeech(truth) if vad else None
+    run = Run(StreamingTranscriber(backend, config, speech_probability=speech), truth)
+    for op in schedule:
+        run.do(op)
+    run.drain()
+    problems = audit(run.emitted, truth, backend.heard, run.excused)
+    assert not problems, (problems, [w.text for w, _ in run.emitted])

@@ -1,0 +1,275 @@
+"""A speech backend that knows the truth, for the streaming engine's invariant tests.
+
+The audio carries its own position: sample ``k`` of a stream holds ``float(k)`` (:func:`ramp`).
+A :class:`ScriptedBackend` answers each window from the :class:`Truth` words that window holds,
+distorted as a :class:`PassStyle` says, in the ways real models distort them (seen with Whisper
+base on tests/data): a guessed tail, a committed word heard differently, jittered times and
+starts that swallow the silence before a word, words merged or split, a pass that stops early,
+an empty pass, a pass that copies its prompt or writes ahead of its audio (both squeezed into
+a few hundredths of a second, as Whisper does). :class:`TruthSpeech` is a speech gate that hears
+speech where truth words are; :func:`audit` checks a transcript against the truth.
+
+Word ``i`` is written ``" w{i}"`` (a heard variant ``" w{i}x{n}"``, split ``" w{i}s" " q{i}"``, a
+hyphenated second piece ``"-p{i}"``), so every committed word says which truth word it stands for.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from desktop_rt.core_types import SAMPLE_RATE, Word
+from desktop_rt.engine.asr.backend import BackendTraits
+from desktop_rt.engine.asr.spelling import normalize_word
+
+__all__ = [
+    "PassStyle",
+    "ScriptedBackend",
+    "Truth",
+    "TruthSpeech",
+    "TruthWord",
+    "audit",
+    "ramp",
+    "word_ids",
+]
+
+HEARD_FRACTION = 0.6  # a word this much inside a window is heard; less, not at all
+
+
+def ramp(first: int, count: int) -> np.ndarray:
+    """``count`` samples of the stream from sample ``first`` on, each holding its own index."""
+    return np.arange(first, first + count, dtype=np.float64).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class TruthWord:
+    """Word ``index`` of the stream, said from ``start`` to ``end`` (stream seconds)."""
+
+    index: int
+    start: float
+    end: float
+    sentence_end: bool = False
+    hyphenated: bool = False  # written in two pieces, " w5" + "-p5" (as "ill" + "-disposed")
+
+    def pieces(self) -> list[Word]:
+        stop = "." if self.sentence_end else ""
+        if not self.hyphenated:
+            return [Word(f" w{self.index}{stop}", self.start, self.end)]
+        mid = (self.start + self.end) / 2
+        return [
+            Word(f" w{self.index}", self.start, mid),
+            Word(f"-p{self.index}{stop}", mid, self.end),
+        ]
+
+    def inside(self, start: float, end: float) -> float:
+        """The fraction of this word's audio between ``start`` and ``end``."""
+        overlap = min(end, self.end) - max(start, self.start)
+        return max(0.0, overlap) / (self.end - self.start)
+
+
+@dataclass(frozen=True)
+class Truth:
+    words: tuple[TruthWord, ...]
+
+    def speech_at(self, start: float, end: float) -> bool:
+        return any(w.start < end and start < w.end for w in self.words)
+
+    def heard_in(self, start: float, end: float) -> list[TruthWord]:
+        return [w for w in self.words if w.inside(start, end) >= HEARD_FRACTION]
+
+    def after(self, end: float) -> list[TruthWord]:
+        return [w for w in self.words if w.start >= end]
+
+
+@dataclass(frozen=True)
+class PassStyle:
+    """How one pass distorts what its window holds (indices count the heard words)."""
+
+    empty: bool = False  # hears nothing (a no-speech skip)
+    prompt_only: int = 0  # writes only the last n words of its prompt, squeezed at the start
+    prompt_copy: int = 0  # writes the last n prompt words, squeezed, before what it heard
+    write_ahead: int = 0  # continues with the next n words after its audio, squeezed at the end
+    stop_early: int = 0  # leaves out its last n words (decoding ended early)
+    guessed_tail: int = 0  # its last n words come out as other words
+    misheard: tuple[int, ...] = ()  # these words come out as other words
+    merge_at: int | None = None  # this word and the next (said together) are written as one
+    split_at: int | None = None  # this word is written as two
+    variant: int = 1  # which other word a misheard one becomes
+    shift: float = 0.0  # every time moves by this much
+    jitter: float = 0.0  # every boundary moves by up to this much
+    swallow: float = 0.0  # a word's start moves back by up to this much into the silence
+    seed: int = 0
+
+
+@dataclass
+class _Out:
+    word: Word
+    ids: tuple[int, ...]  # the truth words it stands for (none: copied or written ahead)
+
+
+@dataclass
+class ScriptedBackend:
+    """An ``AsrBackend`` whose every pass is the truth in its window, distorted by ``styles``
+    (used in turn, the last one repeated). ``heard`` collects the truth words some pass gave."""
+
+    truth: Truth
+    styles: Sequence[PassStyle] = (PassStyle(),)
+    traits: BackendTraits = BackendTraits()
+    detected_language: tuple[str, float] | None = None
+    name: str = "scripted"
+    heard: set[int] = field(default_factory=set)
+    calls: list[tuple[float, float, str | None]] = field(default_factory=list)
+
+    def transcribe(
+        self,
+        audio: np.ndarray,
+        *,
+        prompt: str | None = None,
+        language: str | None = None,
+        prefix: str | None = None,
+    ) -> list[Word]:
+        first = int(audio[0])
+        assert int(audio[-1]) == first + len(audio) - 1, "a window of non-contiguous audio"
+        start, end = first / SAMPLE_RATE, (first + len(audio)) / SAMPLE_RATE
+        style = self.styles[min(len(self.calls), len(self.styles) - 1)]
+        self.calls.append((start, end, prompt))
+        out = self._words(style, start, end, prompt)
+        for o in out:
+            self.heard.update(o.ids)
+        words = _timed(style, out, start, end)
+        return [w.shifted(-start) for w in words]
+
+    def _words(self, style: PassStyle, start: float, end: float, prompt: str | None) -> list[_Out]:
+        if style.empty:
+            return []
+        heard = self.truth.heard_in(start, end)
+        firsts = [w.start - start for w in heard[:1] if not style.prompt_only]
+        room = max(0.0, min([0.14, end - start - 0.02, *firsts]))
+        copied = _squeezed(
+            _prompt_tail(prompt, style.prompt_only or style.prompt_copy), start, room
+        )
+        if style.prompt_only:
+            return [_Out(w, ()) for w in copied]
+        heard = heard[: max(0, len(heard) - style.stop_early)]
+        out = [o for w in heard for o in _distorted(w, heard, style)]
+        ahead = [p for w in self.truth.after(end)[: style.write_ahead] for p in w.pieces()]
+        last = max((o.word.end for o in out), default=start)
+        tail = _squeezed([w.text for w in ahead], min(max(end - 0.06, last), end - 0.03))
+        return [_Out(w, ()) for w in copied] + out + [_Out(w, ()) for w in tail]
+
+    def close(self) -> None:
+        pass
+
+
+def _distorted(w: TruthWord, heard: list[TruthWord], style: PassStyle) -> list[_Out]:
+    """Truth word ``w`` as this pass writes it."""
+    i = heard.index(w)
+    merge = style.merge_at if style.merge_at is not None else -2
+    if not 0 <= merge < len(heard) - 1 or heard[merge + 1].start - heard[merge].end > 0.1:
+        merge = -2  # only words said together are written as one
+    if i == merge + 1:
+        return []  # written with the word before
+    pieces, ids = w.pieces(), (w.index,)
+    if i == merge:
+        nxt = heard[i + 1].pieces()
+        text = "".join(p.text.strip() for p in pieces + nxt)
+        pieces, ids = (
+            [Word(" " + text, pieces[0].start, nxt[-1].end)],
+            (w.index, heard[i + 1].index),
+        )
+    if style.split_at == i and not w.hyphenated and i != merge:
+        mid = (w.start + w.end) / 2
+        pieces = [Word(f" w{w.index}s", w.start, mid), Word(f" q{w.index}", mid, w.end)]
+    if i in style.misheard or i >= len(heard) - style.guessed_tail:
+        pieces = [Word(f"{p.text.rstrip('.')}x{style.variant}", p.start, p.end) for p in pieces]
+    return [_Out(p, ids) for p in pieces]
+
+
+def _prompt_tail(prompt: str | None, n: int) -> list[str]:
+    """The last ``n`` words of the prompt, as a copy of it writes them; none from a prompt of
+    one word, whose copy no engine could tell from speech by its times."""
+    words = (prompt or "").split()
+    return [" " + t for t in words[-n:]] if n and len(words) > 1 else []
+
+
+def _squeezed(texts: Sequence[str], at: float, lead: float = 0.0) -> list[Word]:
+    """Text with no audio under it, as Whisper aligns it: the first word may take ``lead``
+    seconds (the silence it starts in), the others none."""
+    return [Word(t, at + (lead if i else 0.0), at + lead) for i, t in enumerate(texts)]
+
+
+def _timed(style: PassStyle, words: list[_Out], start: float, end: float) -> list[Word]:
+    """Move the words' times as a decoder's alignment does; keep them in order, in the window.
+    Text with no audio under it (``ids`` empty) keeps its squeezed times."""
+    rng = random.Random(style.seed)
+    out: list[Word] = []
+    last = start
+    for o in words:
+        w = o.word
+        if not o.ids:
+            out.append(w)
+            last = max(last, w.end)
+            continue
+        s = w.start + style.shift + rng.uniform(-style.jitter, style.jitter)
+        e = w.end + style.shift + rng.uniform(-style.jitter, style.jitter)
+        s -= rng.uniform(0.0, style.swallow)
+        s = min(max(s, last, start), end)
+        e = min(max(e, s), end)
+        out.append(Word(w.text, s, e, w.probability))
+        last = e
+    return out
+
+
+_ID = re.compile(r"([wpq])(\d+)")
+
+
+def word_ids(text: str) -> list[tuple[str, int]]:
+    """The truth words a written word stands for: ``(piece, index)`` pairs."""
+    return [(kind, int(i)) for kind, i in _ID.findall(normalize_word(text))]
+
+
+def audit(
+    emitted: Sequence[tuple[Word, float]], truth: Truth, heard: set[int], excused: set[int]
+) -> list[str]:
+    """What is wrong with a transcript: each committed word with the stream time it came at.
+
+    Wrong: a truth word (piece) written twice, out of order, before its audio began, or a word
+    some pass heard that is not in the transcript (``excused``: cleared before it was committed).
+    """
+    problems: list[str] = []
+    seen: set[tuple[str, int]] = set()
+    last = -1
+    starts = {w.index: w.start for w in truth.words}
+    for word, at in emitted:
+        for kind, i in word_ids(word.text):
+            if (kind, i) in seen:
+                problems.append(f"repeated {kind}{i} ({word.text!r} at {at:.2f} s)")
+            if i < last:
+                problems.append(f"out of order {kind}{i} after w{last}")
+            if starts.get(i, 0.0) >= at:
+                problems.append(f"written ahead: {kind}{i} at {at:.2f} s")
+            seen.add((kind, i))
+            last = max(last, i)
+    written = {i for _, i in seen}
+    lost = sorted(heard - written - excused)
+    if lost:
+        problems.append(f"dropped {lost}")
+    return problems
+
+
+class TruthSpeech:
+    """A speech gate for ramp audio: a frame is speech where a truth word is said."""
+
+    def __init__(self, truth: Truth):
+        self._truth = truth
+
+    def __call__(self, frame: np.ndarray) -> float:
+        start = int(frame[0]) / SAMPLE_RATE
+        return 1.0 if self._truth.speech_at(start, start + len(frame) / SAMPLE_RATE) else 0.0
+
+    def reset(self) -> None:
+        pass
