@@ -210,7 +210,13 @@ def main(argv=None) -> int:
         "--threads",
         type=int,
         default=0,
-        help="CTranslate2 threads (0: the engine default, default_threads())",
+        help="CTranslate2 threads (0: the engine default, measured once per machine)",
+    )
+    p.add_argument(
+        "--cpu-budget",
+        type=float,
+        default=0.8,
+        help="the inference worker's CPU budget (WorkerConfig.cpu_budget; 1: no spacing)",
     )
     p.add_argument("--language", default="en", help="language of every session (default en)")
     p.add_argument(
@@ -222,6 +228,7 @@ def main(argv=None) -> int:
     max_sessions = args.max_sessions or (3 if args.quick else 6)
 
     from desktop_rt.engine.asr.whisper import WhisperBackend, WhisperOptions
+    from desktop_rt.engine.asr.worker import WorkerConfig
     from desktop_rt.engine.models.embedded import ensure_default_model
     from desktop_rt.engine.server.server import RealtimeServer, ServerConfig
 
@@ -240,7 +247,8 @@ def main(argv=None) -> int:
     ref_words = alignment_words(model, stream, args.threads or 0, args.language)
     backend = WhisperBackend(model, WhisperOptions(threads=args.threads))
     backend.transcribe(stream.audio[: 2 * C.SAMPLE_RATE], language=args.language)  # warm-up
-    server = RealtimeServer(ServerConfig(port=0), backend)
+    config = ServerConfig(port=0, worker=WorkerConfig(cpu_budget=args.cpu_budget), max_sessions=0)
+    server = RealtimeServer(config, backend)
     server.start()
     try:
         for run in range(1, runs + 1):

@@ -23,7 +23,7 @@ from desktop_rt.engine.asr.runaway import drop_after, drop_runaway
 from desktop_rt.engine.asr.schedule import PassSchedule
 from desktop_rt.engine.asr.spelling import normalize_word
 from desktop_rt.engine.asr.streaming_config import StreamingConfig
-from desktop_rt.engine.asr.window import CUT_MARGIN, AudioWindow
+from desktop_rt.engine.asr.window import AudioWindow
 from desktop_rt.engine.audio.vad import SpeechProbability
 
 __all__ = [
@@ -288,10 +288,10 @@ class StreamingTranscriber:
         inside = [w for w in self._hypotheses.committed if w.end > window.start]
         sentence_ends = [w.end for w in inside if w.text.rstrip().endswith(_SENTENCE_END)]
         if sentence_ends:
-            window.cut(sentence_ends[-1] - CUT_MARGIN)
+            window.cut(sentence_ends[-1])
         elif window.seconds > cfg.max_window_seconds:
             if inside:
-                window.cut(inside[-1].end - CUT_MARGIN)
+                window.cut(inside[-1].end)
             if window.seconds > cfg.max_window_seconds:
                 horizon = self.audio_seconds - _SETTLED_SECONDS
                 forced = self._hypotheses.commit_settled(horizon)

@@ -12,11 +12,9 @@ import numpy as np
 
 from desktop_rt.core_types import SAMPLE_RATE, Word
 
-__all__ = ["CUT_MARGIN", "EDGE", "AudioWindow", "after"]
+__all__ = ["EDGE", "AudioWindow", "after"]
 
-CUT_MARGIN = 0.04
-"""A trim cuts this long before a committed word's end: a word's end may be given late."""
-EDGE = CUT_MARGIN + 0.02
+EDGE = 0.06
 """A word ending this close after the window's start lies before it (a cut's margin, rounding)."""
 _PREFIX_MARGIN = 1.0  # committed words ending this close before the start are forced too
 

@@ -8,6 +8,7 @@
   (``Origin`` or ``Sec-Fetch-Site`` other than ``none``) gets 403: it has effects.
 
 Each handler returns ``(status, JSON object)``; ``HandshakeGate`` turns that into the response.
+``inference_health`` is what ``GET /health`` says of the primary model's inference worker.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from urllib.parse import parse_qs, urlsplit
 
 from websockets.http11 import Request
 
+from desktop_rt.engine.asr.worker import InferenceWorker
 from desktop_rt.engine.models.router import ModelRouter, UnknownModelError
 from desktop_rt.engine.server.activity import ActivityLog, ActivityUnavailable
 
-__all__ = ["activity_route", "unload_route"]
+__all__ = ["activity_route", "unload_route", "inference_health"]
 
 
 def _error(
@@ -77,3 +79,24 @@ async def unload_route(router: ModelRouter, request: Request) -> tuple[HTTPStatu
             f"No model '{model}' here; models: {', '.join(router.ids)}.", "model_not_found", "model"
         )
     return HTTPStatus.OK, {"unloaded": stopped}
+
+
+def inference_health(worker: InferenceWorker | None) -> dict[str, Any]:
+    """``lag_seconds``: the most audio any session has waiting for the recognizer;
+    ``inference``: the CPU budget, each stream's lag and what passes cost over the budget window
+    (``null`` while no worker runs). docs/protocol.md, *Health*."""
+    if worker is None or not worker.running:
+        return {"lag_seconds": 0.0, "inference": None}
+    lags, cost = worker.lags(), worker.cost_summary()
+    return {
+        "lag_seconds": round(max(lags.values(), default=0.0), 2),
+        "inference": {
+            "cpu_budget": worker.config.cpu_budget,
+            "busy_fraction": round(cost.busy_fraction, 3),
+            "passes": cost.passes,
+            "wall_seconds_per_pass": round(cost.wall_per_pass, 4),
+            "cpu_seconds_per_pass": round(cost.cpu_per_pass, 4),
+            "wall_seconds_per_audio_second": round(cost.wall_per_audio_second, 4),
+            "streams": [{"id": name, "lag_seconds": round(lag, 2)} for name, lag in lags.items()],
+        },
+    }

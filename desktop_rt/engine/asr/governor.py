@@ -1,0 +1,202 @@
+"""Paces inference within a CPU budget, fairly between streams: :class:`ComputeGovernor`.
+
+Call order (the inference worker's thread, or a simulation with its own clock): before a
+stream's turn ask ``ready_at(key, now, active)`` (or ``ready_times`` for several), the earliest
+time its next pass may start; order due streams by ``usage``; after the turn ``record(key, start, cost)``; ``forget(key)``
+when the stream closes. Pure: it keeps no clock, times are the caller's seconds.
+
+Invariant: when no pass costs more than its estimate (the stream's costliest pass of the last
+window, else any stream's), the wall time of passes within any ``window_seconds`` is at most
+``budget * window_seconds``; a pass that costs more overshoots by the difference once. Each
+of ``n`` active streams may use what the others leave, keeping room for one more pass of each,
+and never less than ``1/n`` of the budget (nor less than one pass per window); a stream
+``behind`` (a flood) passes once per window while another stream keeps up.
+docs/design/streaming.md, *Governor*, says why.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Collection, Hashable, Iterable
+from dataclasses import dataclass
+
+__all__ = ["GovernorConfig", "PassCost", "CostSummary", "ComputeGovernor", "busy_within"]
+
+
+@dataclass(frozen=True)
+class GovernorConfig:
+    """The CPU budget of one inference worker."""
+
+    budget: float = 0.8
+    """Fraction of the inference thread(s) passes may keep busy over any ``window_seconds``."""
+    window_seconds: float = 10.0
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.budget <= 1.0:
+            raise ValueError(f"cpu budget must be in (0, 1], not {self.budget}")
+        if self.window_seconds <= 0.0:
+            raise ValueError(f"budget window must be positive, not {self.window_seconds}")
+
+
+@dataclass(frozen=True, slots=True)
+class PassCost:
+    """What one turn's inference cost: wall and thread CPU seconds, over this much audio."""
+
+    wall: float
+    cpu: float
+    audio_seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class CostSummary:
+    """The passes of the last window: their share of it and what they cost."""
+
+    passes: int
+    busy_fraction: float
+    wall_per_pass: float
+    cpu_per_pass: float
+    wall_per_audio_second: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Pass:
+    key: Hashable
+    start: float
+    end: float
+    cost: PassCost
+
+
+def busy_within(spans: Iterable[tuple[float, float]], start: float, end: float) -> float:
+    """Seconds of ``spans`` (start, end) that lie within ``[start, end]``."""
+    return sum(max(0.0, min(e, end) - max(s, start)) for s, e in spans)
+
+
+def _earliest_fit(spans: list[tuple[float, float]], now: float, room: float, span: float) -> float:
+    """Earliest ``t >= now`` at which the busy time in ``[t - span, t]`` is at most ``room``,
+    counting only ``spans`` (all ending by ``now``): busy time leaves the window as it slides."""
+    excess = busy_within(spans, now - span, now) - room
+    if excess <= 1e-9:
+        return now
+    for s, e in sorted(spans):
+        s = max(s, now - span)
+        if e <= s:
+            continue
+        if e - s >= excess:
+            return s + excess + span
+        excess -= e - s
+    return now + span
+
+
+class ComputeGovernor:
+    """Keeps the passes of every stream of one worker within the budget. See the module doc."""
+
+    def __init__(self, config: GovernorConfig = GovernorConfig()):
+        self.config = config
+        self._passes: deque[_Pass] = deque()
+        self._by_key: dict[Hashable, deque[_Pass]] = {}
+        self._estimate: dict[Hashable, float] = {}  # each stream's costliest recent pass
+
+    def record(self, key: Hashable, start: float, cost: PassCost) -> None:
+        """A turn of stream ``key`` ran from ``start`` and cost ``cost``."""
+        done = _Pass(key, start, start + cost.wall, cost)
+        self._passes.append(done)
+        self._by_key.setdefault(key, deque()).append(done)
+        self._drop_old(done.end)
+        self._estimate[key] = max(p.cost.wall for p in self._by_key[key])
+
+    def forget(self, key: Hashable) -> None:
+        """Stream ``key`` closed: its share goes back to the others (its past passes still
+        count against the budget)."""
+        self._estimate.pop(key, None)
+
+    def estimate(self, key: Hashable) -> float:
+        """What the next pass of ``key`` is expected to cost (wall seconds)."""
+        if key in self._estimate:
+            return self._estimate[key]
+        return max((p.cost.wall for p in self._passes), default=0.0)
+
+    def usage(self, key: Hashable, now: float) -> float:
+        """Wall seconds stream ``key``'s passes took within the last window."""
+        return busy_within(self._spans(key), now - self.config.window_seconds, now)
+
+    def ready_at(
+        self,
+        key: Hashable,
+        now: float,
+        active: Collection[Hashable] = (),
+        behind: Collection[Hashable] = (),
+    ) -> float:
+        """The earliest time stream ``key``'s next pass may start, given the streams now
+        ``active`` (with work or recent passes; ``key`` among them or not) and those of them
+        ``behind`` (more audio waiting than one turn takes in: a flood)."""
+        return self.ready_times(now, [key], active, behind)[key]
+
+    def ready_times(
+        self,
+        now: float,
+        keys: Iterable[Hashable],
+        active: Collection[Hashable] = (),
+        behind: Collection[Hashable] = (),
+    ) -> dict[Hashable, float]:
+        """:meth:`ready_at` of each of ``keys``, computed together (one worker decision)."""
+        cfg = self.config
+        total = cfg.budget * cfg.window_seconds
+        spans = self._spans(None)
+        floor = now
+        if self._passes:  # spacing after the last pass keeps the budget smooth, not bursty
+            last = self._passes[-1]
+            floor = max(now, last.end + last.cost.wall * (1.0 - cfg.budget) / cfg.budget)
+        keeping_up = {k for k in active if k not in behind}
+        claims = {k: self._claim(k, now, k in behind and bool(keeping_up)) for k in active}
+        claimed = sum(claims.values())
+        times: dict[Hashable, float] = {}
+        for key in keys:
+            cost = min(self.estimate(key), total)
+            span = cfg.window_seconds - cost
+            at = max(floor, _earliest_fit(spans, now, total - cost, span))
+            others = len(active) - (key in active)
+            share: float | None = None
+            if key in behind and keeping_up - {key}:  # a flood yields: one pass per window
+                share = 0.0
+            elif others:  # many streams: a share under one pass still allows a pass per window
+                kept = claimed - claims.get(key, 0.0)
+                share = max(0.0, max(total / (others + 1), total - kept) - cost)
+            if share is not None:
+                at = max(at, _earliest_fit(self._spans(key), now, share, span))
+            times[key] = at
+        return times
+
+    def _claim(self, key: Hashable, now: float, yields: bool) -> float:
+        """What an active stream holds of the window: what it used and room for its next pass
+        (a flood that yields passes once per window: its next comes after this one left)."""
+        used, next_pass = self.usage(key, now), self.estimate(key)
+        return max(used, next_pass) if yields else used + next_pass
+
+    def summary(self, now: float) -> CostSummary:
+        """The passes that ended within the last window, for ``/health`` and benchmarks."""
+        window = self.config.window_seconds
+        recent = [p for p in self._passes if p.end > now - window]
+        count = len(recent)
+        wall = sum(p.cost.wall for p in recent)
+        audio = sum(p.cost.audio_seconds for p in recent)
+        return CostSummary(
+            passes=count,
+            busy_fraction=busy_within(self._spans(None), now - window, now) / window,
+            wall_per_pass=wall / count if count else 0.0,
+            cpu_per_pass=sum(p.cost.cpu for p in recent) / count if count else 0.0,
+            wall_per_audio_second=wall / audio if audio else 0.0,
+        )
+
+    def _spans(self, key: Hashable | None) -> list[tuple[float, float]]:
+        passes = self._passes if key is None else self._by_key.get(key, ())
+        return [(p.start, p.end) for p in passes]
+
+    def _drop_old(self, now: float) -> None:
+        horizon = now - self.config.window_seconds
+        while self._passes and self._passes[0].end <= horizon:
+            old = self._passes.popleft()
+            mine = self._by_key.get(old.key)
+            if mine and mine[0] is old:
+                mine.popleft()
+                if not mine:
+                    del self._by_key[old.key]

@@ -1,0 +1,112 @@
+"""One session's place in the inference worker: :class:`WorkerStream` and its command queue.
+
+``submit`` and ``close`` are thread-safe (they go through the worker's lock); the rest is the
+worker's, called under its lock. ``lag_seconds`` is the audio queued and not yet taken in by
+the transcriber: how far the stream's captions are behind what it sent.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from desktop_rt.core_types import SAMPLE_RATE, Word
+from desktop_rt.engine.asr.worker_results import ResultCallback, Transcriber
+from desktop_rt.engine.protocol.events import AudioChunk, Clear, Command, Flush
+
+if TYPE_CHECKING:
+    from desktop_rt.engine.asr.worker import InferenceWorker
+
+__all__ = ["WorkerStream"]
+
+
+class WorkerStream:
+    """One session's place in the worker. ``submit`` and ``close`` are thread-safe."""
+
+    def __init__(
+        self,
+        worker: InferenceWorker,
+        transcriber: Transcriber,
+        on_result: ResultCallback,
+        name: str,
+    ):
+        self._worker = worker
+        self._transcriber: Transcriber | None = transcriber
+        self._on_result = on_result
+        self.name = name
+        self._pending: deque[Command] = deque()
+        self._pending_samples = 0  # audio samples in _pending
+        self._delivering = threading.RLock()  # close() waits for a delivery in progress
+        self._item_id: str | None = None
+        self._tentative: tuple[Word, ...] = ()
+        self._dropped = 0  # samples of cleared audio dropped from the queue, reported at the Clear
+        self.closed = False
+        self.flooding = False
+        """Set by the worker while the stream is a flood (docs/design/streaming.md, *Governor*)."""
+        self.passes = 0
+        """Recognizer passes (``process``/``finish`` calls) run for this stream: diagnostics."""
+
+    def submit(self, commands: Iterable[Command]) -> None:
+        """Queue session commands (``AudioChunk``, ``Flush``, ``Clear``, ``Configure``) in order."""
+        self._worker._submit(self, list(commands))
+
+    def close(self) -> None:
+        """Leave the worker now: pending commands are dropped, no result is delivered after this."""
+        self._worker._close(self)
+
+    @property
+    def has_work(self) -> bool:
+        return bool(self._pending)
+
+    @property
+    def lag_seconds(self) -> float:
+        """Seconds of audio sent and waiting for the transcriber (read from any thread)."""
+        return self._pending_samples / SAMPLE_RATE
+
+    # ---- the queue (under the worker's lock) ------------------------------------------------
+
+    def _queue(self, commands: Iterable[Command]) -> None:
+        for command in commands:
+            if isinstance(command, Clear):
+                self._drop_cleared(command.item_id)
+            elif isinstance(command, AudioChunk):
+                self._pending_samples += len(command.samples)
+            self._pending.append(command)
+
+    def _drop_cleared(self, item_id: str) -> None:
+        """A Clear makes the item's queued audio moot: drop it now instead of transcribing it."""
+        kept: deque[Command] = deque()
+        for queued in self._pending:
+            if isinstance(queued, AudioChunk) and queued.item_id == item_id:
+                self._dropped += len(queued.samples)
+                self._pending_samples -= len(queued.samples)
+            else:
+                kept.append(queued)
+        self._pending = kept
+
+    def _drop_all(self) -> None:
+        self._pending.clear()
+        self._pending_samples = 0
+
+    def _take_turn(self, max_samples: int) -> list[Command]:
+        """Commands up to the first flush, with at most ``max_samples`` of audio (at least one
+        command)."""
+        budget = max_samples
+        taken: list[Command] = []
+        pending = self._pending
+        while pending:
+            command = pending[0]
+            if isinstance(command, AudioChunk):
+                if budget <= 0 and taken:
+                    break
+                budget -= len(command.samples)
+                self._pending_samples -= len(command.samples)
+            taken.append(pending.popleft())
+            if isinstance(command, Flush):
+                break
+        return taken
+
+    def __repr__(self) -> str:
+        return f"<WorkerStream {self.name} pending={len(self._pending)} closed={self.closed}>"

@@ -1,0 +1,146 @@
+"""ComputeGovernor: the budget over any window, spacing, fair shares, and its settings."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from desktop_rt.engine.asr.governor import (
+    ComputeGovernor,
+    GovernorConfig,
+    PassCost,
+    busy_within,
+)
+from tests.support.slow_machine import max_busy
+
+
+def test_a_fresh_governor_lets_a_pass_start_now():
+    assert ComputeGovernor().ready_at("a", 5.0) == 5.0
+
+
+def test_a_pass_is_followed_by_a_pause_in_proportion_to_its_cost():
+    governor = ComputeGovernor(GovernorConfig(budget=0.8))
+    governor.record("a", 0.0, PassCost(wall=1.0, cpu=0.9, audio_seconds=2.0))
+    # 1 s busy needs 0.25 s idle to stay at 0.8
+    assert governor.ready_at("a", 1.0) == pytest.approx(1.25)
+    assert governor.ready_at("a", 2.0) == 2.0
+
+
+def test_a_full_window_waits_until_enough_of_it_has_slid_out():
+    governor = ComputeGovernor(GovernorConfig(budget=0.5, window_seconds=10.0))
+    for start in (0.0, 1.0, 2.0, 3.0, 4.0):  # back to back: 5 s busy, the whole budget
+        governor.record("a", start, PassCost(1.0, 1.0))
+    # the next 1 s pass fits once 0 s..1 s has left the window it ends
+    at = governor.ready_at("a", 5.0)
+    assert at == pytest.approx(10.0)
+    assert busy_within([(0, 5), (at, at + 1)], at + 1 - 10, at + 1) <= 5
+
+
+def test_one_budget_means_no_spacing():
+    governor = ComputeGovernor(GovernorConfig(budget=1.0))
+    governor.record("a", 0.0, PassCost(3.0, 3.0))
+    assert governor.ready_at("a", 3.0) == 3.0
+
+
+def test_a_stream_over_its_share_waits_while_a_light_one_goes_now():
+    governor = ComputeGovernor(GovernorConfig(budget=0.8, window_seconds=10.0))
+    for start in (0.0, 1.7, 3.4, 5.1, 6.8):  # the heavy stream used 6.5 s of the last 10
+        governor.record("heavy", start, PassCost(1.3, 1.3))
+    governor.record("light", 8.2, PassCost(0.5, 0.5))
+    now, active = 9.0, {"heavy", "light"}
+    # the budget has room for either, but the heavy one must leave room for the light one's
+    # next pass: it waits until 0.5 s of its own use has left the window
+    assert governor.ready_at("light", now, active) == pytest.approx(now)
+    assert governor.ready_at("heavy", now, active) == pytest.approx(9.5)
+    assert governor.ready_at("heavy", now, {"heavy"}) == pytest.approx(now)
+    assert governor.usage("heavy", now) == pytest.approx(6.5)
+    assert governor.usage("light", now) == pytest.approx(0.5)
+
+
+def test_a_flood_yields_to_a_stream_keeping_up_and_passes_once_per_window():
+    governor = ComputeGovernor(GovernorConfig(budget=0.8, window_seconds=10.0))
+    governor.record("flood", 0.0, PassCost(1.0, 1.0))
+    governor.record("steady", 2.0, PassCost(0.3, 0.3))
+    active = {"flood", "steady"}
+    # far behind (a flood) beside a stream keeping up: its next pass once its last left the window
+    assert governor.ready_at("flood", 3.0, active, behind={"flood"}) == pytest.approx(10.0)
+    assert governor.ready_at("steady", 3.0, active, behind={"flood"}) == pytest.approx(3.0)
+    # not a flood, or alone: the usual shares
+    assert governor.ready_at("flood", 3.0, active) == pytest.approx(3.0)
+    assert governor.ready_at("flood", 3.0, {"flood"}, behind={"flood"}) == pytest.approx(3.0)
+
+
+def test_alone_a_stream_may_use_the_whole_budget():
+    governor = ComputeGovernor(GovernorConfig(budget=0.8, window_seconds=10.0))
+    start = 0.0
+    for _ in range(5):
+        governor.record("heavy", start, PassCost(1.0, 1.0))
+        start += 1.25
+    assert governor.ready_at("heavy", start, {"heavy"}) == pytest.approx(start)
+
+
+def test_with_more_streams_than_the_budget_has_passes_each_still_gets_one_per_window():
+    governor = ComputeGovernor(GovernorConfig(budget=0.8, window_seconds=10.0))
+    streams = [f"s{i}" for i in range(100)]
+    governor.record("s0", 0.0, PassCost(0.5, 0.5))
+    for key in streams[1:]:
+        governor.record(key, -50.0, PassCost(0.5, 0.5))  # known costs, long ago
+    active = set(streams)
+    assert governor.ready_at("s1", 1.0, active) == pytest.approx(1.0)  # never used: goes now
+    assert governor.ready_at("s0", 1.0, active) == pytest.approx(10.0)  # its pass left the window
+
+
+def test_a_closed_stream_no_longer_holds_room():
+    governor = ComputeGovernor(GovernorConfig(budget=0.8, window_seconds=10.0))
+    governor.record("a", 0.0, PassCost(2.0, 2.0))
+    assert governor.estimate("a") == 2.0
+    governor.forget("a")
+    governor.record("b", 3.0, PassCost(0.5, 0.5))
+    assert governor.estimate("a") == 2.0  # an unknown stream: the costliest recent pass
+    assert governor.estimate("b") == 0.5
+
+
+def test_the_summary_reports_cost_per_pass_and_per_audio_second():
+    governor = ComputeGovernor(GovernorConfig(window_seconds=10.0))
+    governor.record("a", 0.0, PassCost(0.5, 0.4, audio_seconds=1.0))
+    governor.record("a", 1.0, PassCost(1.5, 1.2, audio_seconds=3.0))
+    summary = governor.summary(5.0)
+    assert summary.passes == 2
+    assert summary.busy_fraction == pytest.approx(0.2)
+    assert summary.wall_per_pass == pytest.approx(1.0)
+    assert summary.cpu_per_pass == pytest.approx(0.8)
+    assert summary.wall_per_audio_second == pytest.approx(0.5)
+    assert governor.summary(100.0).passes == 0
+
+
+@pytest.mark.parametrize(("budget", "window"), [(0.0, 10.0), (1.5, 10.0), (-0.1, 10.0), (0.8, 0.0)])
+def test_a_budget_outside_its_range_is_refused_with_the_value(budget, window):
+    with pytest.raises(ValueError, match="budget"):
+        GovernorConfig(budget=budget, window_seconds=window)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    costs=st.lists(st.floats(min_value=0.01, max_value=2.0), min_size=1, max_size=4, unique=True),
+    budget=st.floats(min_value=0.2, max_value=1.0),
+    turns=st.lists(st.integers(min_value=0, max_value=3), min_size=1, max_size=80),
+    gaps=st.lists(st.floats(min_value=0.0, max_value=2.0), min_size=1, max_size=10),
+)
+def test_passes_started_when_ready_stay_within_the_budget_over_any_window(
+    costs, budget, turns, gaps
+):
+    """Streams whose passes cost what they cost before (the estimate) never exceed it."""
+    governor = ComputeGovernor(GovernorConfig(budget=budget, window_seconds=10.0))
+    for key, cost in enumerate(costs):  # each stream's cost is known from a pass long ago
+        governor.record(key, -100.0, PassCost(cost, cost))
+    now, spans = 0.0, []
+    for n, k in enumerate(turns):
+        key = k % len(costs)
+        active = {i for i in range(len(costs))}
+        now = governor.ready_at(key, now + gaps[n % len(gaps)], active)
+        cost = costs[key]
+        governor.record(key, now, PassCost(cost, cost))
+        spans.append((now, now + cost))
+        now += cost
+    assert max_busy(spans, 10.0) <= budget * 10.0 + 1e-6
