@@ -264,8 +264,9 @@ def read_entry(where: Where, model_id: str, raw: object) -> ModelEntry:
         env=tuple(raw_env.items()) if isinstance(raw_env, dict) else (),
         embedded=embedded,
     )
+    entry = replace(entry, **_settings(where, key, table, kind))
     try:
-        kind.validate(entry)
+        kind.validate(entry)  # after the settings: a remote model's url is an option
     except EntryFieldError as exc:
         raise where.error(f"{key}.{exc.field}" if exc.field else key, exc.message) from None
-    return replace(entry, **_settings(where, key, table, kind))
+    return entry

@@ -37,6 +37,7 @@ class CommandKind:
     name = "command"
     options: Mapping[str, type] = {"upstream_model": str, "start_timeout": float}
     in_process = False
+    holds_memory = True  # the server it starts runs on this machine
     takes_mmproj = False
 
     def claims(self, spec: str) -> bool:

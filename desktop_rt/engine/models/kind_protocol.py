@@ -78,6 +78,12 @@ class BackendKind(Protocol):
         ...
 
     @property
+    def holds_memory(self) -> bool:
+        """Its loaded models hold this machine's memory, so they count against
+        ``max_loaded_models`` (a remote server's do not)."""
+        ...
+
+    @property
     def takes_mmproj(self) -> bool:
         """Its models take an audio projector file (``paths.mmproj``, ``--mmproj``)."""
         ...

@@ -1,7 +1,7 @@
 """The registry of backend kinds, and every question asked of "which kind is this".
 
 :data:`KINDS` holds one :class:`~desktop_rt.engine.models.kind_protocol.BackendKind` per
-models.toml ``backend`` (``whisper``, ``llama``, ``command``). An entry's kind is
+models.toml ``backend`` (``whisper``, ``llama``, ``command``, ``remote``). An entry's kind is
 :func:`kind_of`; what a ``--model`` spec is, :func:`claiming_kind` (the embedded id ``whisper-base``
 and ``None`` are the whisper kind). The command line (:func:`open_backend`), the router's entries
 (:func:`entry_loader`), ``models list`` and the Models dialog (:func:`entry_report`) all go
@@ -19,6 +19,7 @@ from desktop_rt.engine.models.embedded import DEFAULT_MODEL_ID
 from desktop_rt.engine.models.entry import ModelEntry, ModelsFileError
 from desktop_rt.engine.models.kind_protocol import BackendKind, EntryReport, ProgressFn
 from desktop_rt.engine.models.local_kinds import LlamaKind, WhisperKind
+from desktop_rt.engine.models.remote_kind import RemoteKind
 from desktop_rt.errors import ModelFormatError, ModelMissingError
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ __all__ = [
     "WHISPER",
     "LLAMA",
     "COMMAND",
+    "REMOTE",
     "KINDS",
     "BACKENDS",
     "kind_named",
@@ -48,7 +50,8 @@ __all__ = [
 WHISPER: BackendKind = WhisperKind()
 LLAMA: BackendKind = LlamaKind()
 COMMAND: BackendKind = CommandKind()
-KINDS: tuple[BackendKind, ...] = (WHISPER, LLAMA, COMMAND)
+REMOTE: BackendKind = RemoteKind()
+KINDS: tuple[BackendKind, ...] = (WHISPER, LLAMA, COMMAND, REMOTE)
 BACKENDS = tuple(kind.name for kind in KINDS)
 """The models.toml ``backend`` values, in the order messages list them."""
 

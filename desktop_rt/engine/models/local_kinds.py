@@ -63,6 +63,7 @@ class _LocalKind(ABC):
     name = ""
     options: Mapping[str, type] = {}
     in_process = True
+    holds_memory = True
     takes_mmproj = False
     captions = False
     model_files = ""

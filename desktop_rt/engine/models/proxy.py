@@ -6,7 +6,9 @@ is ready once ``GET /health`` answers 200, and stopped (SIGTERM to its group, SI
 10 s) when the router unloads it. :class:`UpstreamProxy` joins one client websocket to that
 server's ``/v1/realtime`` and passes frames through untouched and in order (first those sent
 while the model started), with the query's ``model`` set to ``options.upstream_model`` (default:
-the id). When either side closes, the other is closed with the same code and reason.
+the id). When either side closes, the other is closed with the same code and reason. Every
+proxied runtime (this one, :class:`~desktop_rt.engine.models.remote.RemoteRuntime`) is a
+:class:`ProxiedRuntime`: it names the :class:`UpstreamTarget` a connection is joined to.
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ import os
 import shlex
 import signal
 import socket
+import ssl
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
@@ -31,7 +36,15 @@ from desktop_rt.engine.models.entry import ModelEntry
 from desktop_rt.engine.models.router_types import ModelLoadError
 from desktop_rt.engine.server.activity import ActivityMeter
 
-__all__ = ["CommandRuntime", "UpstreamProxy", "upstream_query", "free_port", "http_status"]
+__all__ = [
+    "CommandRuntime",
+    "ProxiedRuntime",
+    "UpstreamProxy",
+    "UpstreamTarget",
+    "upstream_query",
+    "free_port",
+    "http_status",
+]
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +81,39 @@ async def http_status(host: str, port: int, path: str, timeout: float = 5.0) -> 
         raise ValueError("not an HTTP answer") from None
 
 
-class CommandRuntime:
+@dataclass(frozen=True)
+class UpstreamTarget:
+    """Where one proxied connection goes: its URL, the headers sent there (an API key), the TLS
+    context for ``wss://`` (None: the system's CAs), and what the server is, for errors."""
+
+    url: str
+    headers: tuple[tuple[str, str], ...] = ()
+    ssl: ssl.SSLContext | None = None
+    what: str = ""
+
+
+class ProxiedRuntime(ABC):
+    """A model served by another realtime server: its connections go through an
+    :class:`UpstreamProxy` to :meth:`upstream`."""
+
+    entry: ModelEntry
+
+    @property
+    @abstractmethod
+    def alive(self) -> bool: ...
+
+    @abstractmethod
+    async def start(self) -> None: ...
+
+    @abstractmethod
+    async def stop(self) -> None: ...
+
+    @abstractmethod
+    def upstream(self, request_path: str) -> UpstreamTarget:
+        """The target of a client that connected with ``request_path`` (its query is kept)."""
+
+
+class CommandRuntime(ProxiedRuntime):
     """An external server for one ``command`` entry. ``start`` raises :class:`ModelLoadError`."""
 
     def __init__(self, entry: ModelEntry, host: str = "127.0.0.1"):
@@ -92,6 +137,11 @@ class CommandRuntime:
     def realtime_url(self, request_path: str) -> str:
         upstream_model = self.entry.option("upstream_model") or self.entry.id
         return f"ws://{self.host}:{self.port}/v1/realtime?{upstream_query(request_path, upstream_model)}"
+
+    def upstream(self, request_path: str) -> UpstreamTarget:
+        return UpstreamTarget(
+            self.realtime_url(request_path), what=f"its command: {self.entry.cmd}"
+        )
 
     async def start(self) -> None:
         port = free_port(self.host)
@@ -220,12 +270,13 @@ class UpstreamProxy:
     def __init__(
         self,
         client: ServerConnection,
-        url: str,
+        target: UpstreamTarget,
         meter: ActivityMeter,
         subprotocol: str | None = None,
     ):
         self.client = client
-        self.url = url
+        self.target = target
+        self.url = target.url
         self.meter = meter
         self.subprotocol = subprotocol
         self.upstream: ClientConnection | None = None
@@ -240,6 +291,8 @@ class UpstreamProxy:
         try:
             self.upstream = await connect(
                 self.url,
+                additional_headers=list(self.target.headers),
+                ssl=self.target.ssl,
                 subprotocols=offered,
                 max_size=None,
                 ping_interval=None,
@@ -247,8 +300,9 @@ class UpstreamProxy:
                 open_timeout=30,
             )
         except (OSError, InvalidHandshake, TimeoutError) as exc:
+            what = f" ({self.target.what})" if self.target.what else ""
             raise ModelLoadError(
-                f"its server did not accept the websocket at {self.url}: {exc}"
+                f"its server did not accept the websocket at {self.url}: {exc}{what}"
             ) from None
 
     async def run(self, frames: AsyncIterator[str | bytes]) -> tuple[int | None, str]:

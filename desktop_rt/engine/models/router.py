@@ -71,8 +71,10 @@ class ModelRouter:
         preloaded: dict[str, ModelRuntime] | None = None,
         *,
         default_model: str | None = None,
+        holds_memory: Callable[[ModelEntry], bool] = lambda entry: True,
     ):
         self.config = config
+        self._holds_memory = holds_memory
         self.aliases: AliasMap = config.alias_map(default_model)
         self._make_runtime = make_runtime
         preloaded = preloaded or {}
@@ -194,10 +196,16 @@ class ModelRouter:
     def _make_room(self, slot: RouterSlot) -> bool:
         """Begin loading ``slot`` (after swapping out the least recently used idle model if
         every place is taken); False when every loaded model is pinned."""
-        if self._loaded_count() < self.config.max_loaded_models:
+        if not self._holds_memory(slot.entry) or (
+            self._loaded_count() < self.config.max_loaded_models
+        ):
             self._begin_load(slot, None)
             return True
-        idle = [s for s in self._slots.values() if s.state is ModelState.READY and not s.leases]
+        idle = [
+            s
+            for s in self._slots.values()
+            if s.state is ModelState.READY and not s.leases and self._holds_memory(s.entry)
+        ]
         if not idle:
             return False
         victim = min(idle, key=lambda s: s.last_used)
@@ -334,7 +342,11 @@ class ModelRouter:
         return self._slots[model_id]
 
     def _loaded_count(self) -> int:
-        return sum(s.state is not ModelState.STOPPED for s in self._slots.values())
+        """Models loaded or on their way in or out that hold this machine's memory."""
+        return sum(
+            s.state is not ModelState.STOPPED and self._holds_memory(s.entry)
+            for s in self._slots.values()
+        )
 
     def _arm_ttl(self, slot: RouterSlot) -> None:
         self._cancel_ttl(slot)

@@ -5,7 +5,7 @@ over. The model comes from ``?model=``, else the only model, else the first ``se
 until it is chosen and loaded nothing is sent and frames wait in a
 :class:`~desktop_rt.engine.server.inbox.FrameInbox`. A refusal is one ``error`` event, then a
 close frame; the model is then fixed. An in-process model is served through the host's
-:class:`~desktop_rt.engine.server.sessions.SessionHub`, a ``command`` model through an
+:class:`~desktop_rt.engine.server.sessions.SessionHub`, a ``command`` or ``remote`` model through an
 :class:`~desktop_rt.engine.models.proxy.UpstreamProxy`. On close, one activity row is written.
 """
 
@@ -22,7 +22,7 @@ from typing import Protocol, TypeVar
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
-from desktop_rt.engine.models.proxy import CommandRuntime, UpstreamProxy
+from desktop_rt.engine.models.proxy import ProxiedRuntime, UpstreamProxy
 from desktop_rt.engine.models.router import (
     Admission,
     Lease,
@@ -126,7 +126,7 @@ class RealtimeConnection:
             self.model = await self._choose_model(named)
             self.admission.bind(self.model)
             lease = await self._until_left(self.hub.router.acquire(self.model))
-            if isinstance(lease.runtime, CommandRuntime):
+            if isinstance(lease.runtime, ProxiedRuntime):
                 await self._proxy(lease, lease.runtime)
             else:
                 await self._serve_in_process(lease)
@@ -237,14 +237,11 @@ class RealtimeConnection:
 
     # ---- serving ---------------------------------------------------------------------------
 
-    async def _proxy(self, lease: Lease, runtime: CommandRuntime) -> None:
-        url = runtime.realtime_url(self.path)
-        proxy = UpstreamProxy(self.ws, url, self.meter, self.ws.subprotocol)
+    async def _proxy(self, lease: Lease, runtime: ProxiedRuntime) -> None:
+        target = runtime.upstream(self.path)
+        proxy = UpstreamProxy(self.ws, target, self.meter, self.ws.subprotocol)
         lease.on_revoke = self._spawn_end
-        try:
-            await proxy.connect()
-        except ModelLoadError as exc:
-            raise ModelLoadError(f"{exc} (its command: {runtime.entry.cmd})") from None
+        await proxy.connect()  # ModelLoadError names the server
         code, closed_by = await proxy.run(self.inbox)
         self.reason = (
             self.reason

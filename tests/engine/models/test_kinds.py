@@ -60,7 +60,7 @@ def test_entries_this_process_cannot_load_are_refused_up_front(default_model_dir
 
 
 def test_each_backend_value_is_one_kind():
-    assert BACKENDS == ("whisper", "llama", "command")
+    assert BACKENDS == ("whisper", "llama", "command", "remote")
     assert all(kind_named(name).name == name for name in BACKENDS)
     assert kind_named("whisperx") is None
     assert [k.name for k in KINDS if k.in_process] == ["whisper", "llama"]

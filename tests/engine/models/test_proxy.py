@@ -139,3 +139,18 @@ async def test_health_probe_of_a_port_nobody_listens_on_fails():
 
     with pytest.raises(OSError):
         await http_status("127.0.0.1", free_port(), "/health")
+
+
+@pytest.mark.slow
+def test_rest_for_a_command_model_is_passed_to_its_server(child_server):
+    from openai import OpenAI
+
+    from tests.support.clips import DATA
+
+    client = OpenAI(api_key="unused", base_url=f"{child_server.http_url}/v1", max_retries=0)
+    with (DATA / "ss-0870.wav").open("rb") as audio:
+        result = client.audio.transcriptions.create(model="child", file=audio)
+    assert wer(reference_text("ss-0870"), result.text) <= 0.1, result.text
+    assert child_server.activity.wait_recorded(1, EVENT_TIMEOUT)
+    (row,) = child_server.activity.rows()
+    assert row.model == "child" and row.close_reason == "POST transcription passed on"
