@@ -3,24 +3,27 @@
 A backend turns one window of 16 kHz mono float32 audio into timed words. It keeps no state
 between calls that changes the result (the streaming layer owns all streaming state), so the
 same window, prompt and prefix always give the same words. How the streaming engine should
-drive it (update pace, block grid, forced prefix) is declared once in :attr:`AsrBackend.traits`;
-nobody probes a backend for optional attributes.
+drive it (update pace, block grid, forced prefix) and whether it can translate are declared
+once in :attr:`AsrBackend.traits`; nobody probes a backend for optional attributes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
 from desktop_rt.core_types import Word
 
-__all__ = ["AsrBackend", "BackendTraits", "DetectedLanguage"]
+__all__ = ["AsrBackend", "BackendTraits", "DetectedLanguage", "Task"]
 
 DetectedLanguage = tuple[str, float]
 """A language a backend detected: ``(ISO code, probability)``."""
+
+Task = Literal["transcribe", "translate"]
+"""What a backend writes: the speech's own words, or their English translation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,11 +36,14 @@ class BackendTraits:
       and keeps the ones it encoded; streaming then hears whole blocks (``None``: no grid).
     - ``forces_prefix``: ``transcribe(prefix=...)`` prefills that text as the start of its
       output and returns only the words after it.
+    - ``can_translate``: ``transcribe(task="translate")`` writes the speech in English
+      (Whisper's translate task); a backend without it is never given that task.
     """
 
     min_update_seconds: float = 0.0
     update_grid_seconds: float | None = None
     forces_prefix: bool = False
+    can_translate: bool = False
 
 
 @runtime_checkable
@@ -63,13 +69,16 @@ class AsrBackend(Protocol):
         prompt: str | None = None,
         language: str | None = None,
         prefix: str | None = None,
+        task: Task = "transcribe",
     ) -> Sequence[Word]:
         """Transcribe ``audio`` (float32, mono, 16 kHz) and return its words in order.
 
         ``prompt`` is text that came just before the window (it conditions spelling and
         style); ``language`` is an ISO code or ``None`` to detect it. ``prefix`` is text the
         window's speech starts with; only a backend whose traits say ``forces_prefix`` is given
-        one, and it returns only the words after it.
+        one, and it returns only the words after it. ``task="translate"`` (only for a backend
+        whose traits say ``can_translate``): the words are the speech translated to English;
+        ``language`` is still the language spoken.
         """
 
     def close(self) -> None:

@@ -5,13 +5,16 @@ A window of at most 30 s (longer audio is taken 30 s at a time) goes: log-mel fe
 encoder pass over the window plus padding (``WhisperOptions.context``), language detection when
 none is given, one deterministic decoding pass (temperature 0, no fallback, no conditioning on
 earlier windows), the no-speech skip, segments cut at timestamp tokens and words read back
-(:mod:`~desktop_rt.engine.asr.whisper_segments`). Invariant: the same window, prompt and
-language always give the same words. Why it is cut down this way: docs/design/whisper.md.
+(:mod:`~desktop_rt.engine.asr.whisper_segments`). Invariant: the same window, prompt, language
+and task always give the same words. ``task="translate"`` writes English (multilingual models
+only; traits say ``can_translate``). A prompt is tokenized once while it is among the last few
+distinct ones. Why it is cut down this way: docs/design/whisper.md.
 """
 
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from desktop_rt.core_types import SAMPLE_RATE, Word
-from desktop_rt.engine.asr.backend import BackendTraits, DetectedLanguage
+from desktop_rt.engine.asr.backend import BackendTraits, DetectedLanguage, Task
 from desktop_rt.engine.asr.ct2_folder import check_ctranslate2_dir
 from desktop_rt.engine.asr.spelling import SpellingFolder
 from desktop_rt.engine.asr.whisper_segments import (
@@ -51,7 +54,7 @@ def default_threads() -> int:
 class WhisperOptions:
     """How a Whisper model is loaded and decoded."""
 
-    threads: int = 0  # inference threads; 0: default_threads()
+    threads: int = 0  # inference threads; 0: measured on this machine (thread_choice)
     compute_type: str = "int8"  # CTranslate2 compute type
     beam_size: int = 1  # 1: greedy decoding
     device: str = "cpu"
@@ -73,6 +76,7 @@ _NO_SPEECH_THRESHOLD = 0.6  # faster-whisper's defaults for skipping a silent wi
 _LOG_PROB_THRESHOLD = -1.0
 _MAX_INITIAL_TIMESTAMP = 1.0
 _TOKENS_PER_SECOND = 10.0  # bound on new tokens per window second (speech is ~5 with timestamps)
+_PROMPTS_KEPT = 8  # distinct prompts whose tokens are kept (a stream and its translation: 2-4)
 
 
 @dataclass(frozen=True)
@@ -104,7 +108,10 @@ class WhisperBackend:
         self.options = options
         self._model: WhisperModel | None = _load_model(folder, options)
         self.detected_language: DetectedLanguage | None = None  # what the last call detected
-        self._tokenizers: dict[str, Tokenizer] = {}
+        self._tokenizers: dict[tuple[str, Task], Tokenizer] = {}
+        self._prompt_tokens: OrderedDict[str, list[int]] = OrderedDict()
+        self.prompt_encodings = 0
+        """Prompts tokenized so far: each distinct prompt once while it is kept."""
         self._spellings: SpellingFolder | None = None
         if self._folds_spelling:
             # ~0.1 s, here rather than in the first window, whose caption it would delay
@@ -116,8 +123,10 @@ class WhisperBackend:
 
     @property
     def traits(self) -> BackendTraits:
-        """Whisper is streamed at the engine's own pace, with no grid and no forced prefix."""
-        return BackendTraits()
+        """Whisper is streamed at the engine's own pace, with no grid and no forced prefix;
+        multilingual models translate to English."""
+        model = self._model
+        return BackendTraits(can_translate=model is not None and model.model.is_multilingual)
 
     def transcribe(
         self,
@@ -126,17 +135,21 @@ class WhisperBackend:
         prompt: str | None = None,
         language: str | None = None,
         prefix: str | None = None,
+        task: Task = "transcribe",
     ) -> Sequence[Word]:
-        """Transcribe a window; audio longer than Whisper's 30 s is taken 30 s at a time.
+        """Transcribe (or translate) a window; audio longer than Whisper's 30 s is taken 30 s
+        at a time.
 
         ``prefix`` is not forced (the traits say so) and is ignored."""
+        if task == "translate" and not self.traits.can_translate:
+            raise ValueError(f"the model '{self._name}' is English-only and cannot translate")
         limit = _WINDOW_SECONDS * SAMPLE_RATE
         if len(audio) <= limit:
-            return self._transcribe_window(audio, prompt=prompt, language=language)
+            return self._transcribe_window(audio, prompt=prompt, language=language, task=task)
         words: list[Word] = []
         for start in range(0, len(audio), limit):
             piece = self._transcribe_window(
-                audio[start : start + limit], prompt=prompt, language=language
+                audio[start : start + limit], prompt=prompt, language=language, task=task
             )
             words += [w.shifted(start / SAMPLE_RATE) for w in piece]
             prompt = "".join(w.text for w in words)[-200:] or prompt
@@ -154,6 +167,7 @@ class WhisperBackend:
         *,
         prompt: str | None = None,
         language: str | None = None,
+        task: Task = "transcribe",
     ) -> list[Word]:
         """One encoder pass and one decoding pass over a window of at most 30 s."""
         model = self._model
@@ -163,7 +177,7 @@ class WhisperBackend:
         encoded = self._encode(model, audio)
         if encoded is None:
             return []
-        tokenizer = self._tokenizer(self._language(model, encoded, language))
+        tokenizer = self._tokenizer(self._language(model, encoded, language), task)
         limit = self.options.decoding_probability_seconds
         folds = self._folds_spelling and (limit is None or len(audio) <= limit * SAMPLE_RATE)
         result = self._decode(model, encoded, tokenizer, prompt, folds)
@@ -220,7 +234,7 @@ class WhisperBackend:
         New tokens are bounded by the window's length, which only cuts decoder loops short."""
         from faster_whisper.transcribe import get_suppressed_tokens
 
-        previous = tokenizer.encode(" " + prompt.strip()) if prompt and prompt.strip() else []
+        previous = self._prompt_ids(tokenizer, prompt)
         prompt_tokens = model.get_prompt(tokenizer, previous, without_timestamps=False)
         max_length = min(
             model.max_length, len(prompt_tokens) + int(_TOKENS_PER_SECOND * encoded.duration) + 16
@@ -259,20 +273,38 @@ class WhisperBackend:
             if t < eot and i < len(step_scores)
         }
 
-    def _tokenizer(self, language: str) -> Tokenizer:
+    def _prompt_ids(self, tokenizer: Tokenizer, prompt: str | None) -> list[int]:
+        """The prompt's text tokens (the same for every language and task), tokenized once
+        while it is among the last :data:`_PROMPTS_KEPT` distinct prompts."""
+        text = prompt.strip() if prompt else ""
+        if not text:
+            return []
+        cache = self._prompt_tokens
+        ids = cache.get(text)
+        if ids is None:
+            ids = cache[text] = tokenizer.encode(" " + text)
+            self.prompt_encodings += 1
+            if len(cache) > _PROMPTS_KEPT:
+                cache.popitem(last=False)
+        else:
+            cache.move_to_end(text)
+        return ids
+
+    def _tokenizer(self, language: str, task: Task) -> Tokenizer:
         from faster_whisper.tokenizer import Tokenizer
 
         model = self._model
         if model is None:
             raise RuntimeError("backend is closed")
-        if language not in self._tokenizers:
-            self._tokenizers[language] = Tokenizer(
+        key = (language, task)
+        if key not in self._tokenizers:
+            self._tokenizers[key] = Tokenizer(
                 model.hf_tokenizer,
                 model.model.is_multilingual,
-                task="transcribe",
+                task=task,
                 language=language,
             )
-        return self._tokenizers[language]
+        return self._tokenizers[key]
 
     def _context_frames(self, samples: int) -> int | None:
         """Mel frames (100 per second, an even count for the encoder's stride) to encode."""
@@ -289,11 +321,14 @@ def _load_model(folder: Path, options: WhisperOptions) -> WhisperModel:
     try:
         from faster_whisper import WhisperModel
 
+        from desktop_rt.engine.asr.thread_choice import measured_threads
+
         return WhisperModel(
             str(folder),
             device=options.device,
             compute_type=options.compute_type,
-            cpu_threads=options.threads or default_threads(),
+            cpu_threads=options.threads
+            or measured_threads(folder, options.compute_type, options.device),
             num_workers=1,
             local_files_only=True,
         )

@@ -81,8 +81,8 @@ class SessionState(enum.IntEnum):
 class RealtimeSession:
     """Protocol state of one transcription session; see the module docstring for call order.
 
-    ``languages``: the codes the model transcribes; a client's tag is mapped onto them
-    (``en-US`` -> ``en``) and one they lack is refused at ``session.update``.
+    ``languages``: the codes the model transcribes; a client's tag is mapped onto them (``en-US``
+    -> ``en``); one they lack, or ``translate`` unless ``translates``, is refused at update.
     ``input_format``: what appended audio is until the client names a format (OpenAI's PCM16
     at 24 kHz; the desktop window's session sends 16 kHz).
     """
@@ -97,10 +97,11 @@ class RealtimeSession:
         session_id: str | None = None,
         languages: Collection[str] = WHISPER_LANGUAGES,
         input_format: AudioFormat = DEFAULT_FORMAT,
+        translates: bool = False,
     ):
         self.model = model
         self.limits = limits
-        self.languages = languages
+        self.languages, self.translates = languages, translates
         self.session_id = session_id or new_id("sess")
         self.config = SessionConfig(id=self.session_id, model=model, format=input_format)
         self.emit_tentative = emit_tentative
@@ -315,7 +316,7 @@ class RealtimeSession:
 
     def _update(self, patch: SessionPatch) -> None:
         old = self.config
-        new = old.apply(patch.resolved(self.languages))
+        new = old.apply(patch.resolved(self.languages, self.translates))
         # The steps that can fail come first, so a failed update changes nothing.
         scorer = self._intake.scorer_for(new.turn_detection)
         if new.format != old.format:  # the old resampler's tail belongs to the open item

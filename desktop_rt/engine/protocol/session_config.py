@@ -7,7 +7,9 @@
 the client named. Invalid values, and fields this server cannot honour (noise reduction,
 ``delay``), raise :class:`ProtocolError` naming the field; text fields are bounded in size
 (:mod:`.fields`). A patch's language is the client's tag until :meth:`SessionPatch.resolved`
-maps it onto the session's languages. Nothing here has I/O.
+maps it onto the session's languages (and refuses ``translate`` for a model that cannot).
+``transcription.translate`` (desktop-rt's, not OpenAI's) adds an English translation of every
+item (docs/protocol.md, "Live translation"). Nothing here has I/O.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from desktop_rt.engine.protocol.fields import (
     MAX_PROMPT_BYTES,
     ProtocolError,
     bounded_text,
+    invalid_type,
     json_object,
     optional_text,
     shown,
@@ -104,13 +107,24 @@ class SessionPatch:
     turn_options: TurnOptions | None = None
     include: tuple[str, ...] | Unset = UNSET
     keywords: tuple[str, ...] | Unset = UNSET
+    translate: bool | Unset = UNSET
+    translate_param: str = field(
+        default=f"{_GA_TRANSCRIPTION}.translate", compare=False, repr=False
+    )
 
-    def resolved(self, languages: Collection[str]) -> SessionPatch:
+    def resolved(self, languages: Collection[str], translates: bool = False) -> SessionPatch:
         """This patch with its language tag mapped onto ``languages`` (``en-US`` -> ``en``).
 
         Raises :class:`ProtocolError` naming the field when ``languages`` has no such language,
-        or when its prompt is over the bound (a patch built in code, not parsed).
+        when it turns ``translate`` on for a model that cannot (``translates`` false), or when
+        its prompt is over the bound (a patch built in code, not parsed).
         """
+        if self.translate is True and not translates:
+            raise ProtocolError(
+                f"'{self.translate_param}' is true, but this session's model cannot translate "
+                "speech to English; choose a multilingual Whisper model, or leave it false",
+                param=self.translate_param,
+            )
         if isinstance(self.prompt, str):  # parsed patches are checked already; built ones too
             bounded_text(self.prompt, f"{_GA_TRANSCRIPTION}.prompt", MAX_PROMPT_BYTES)
         if not isinstance(self.language, str):
@@ -139,6 +153,8 @@ class SessionConfig:
     turn_options: TurnOptions | None = None
     include: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
+    translate: bool = False
+    """Every item is also translated to English (desktop-rt's ``transcription.translate``)."""
 
     @property
     def logprobs(self) -> bool:
@@ -153,7 +169,15 @@ class SessionConfig:
 
     def apply(self, patch: SessionPatch) -> SessionConfig:
         """The settings after ``patch``; the model never changes."""
-        names = ("format", "language", "prompt", "turn_detection", "include", "keywords")
+        names = (
+            "format",
+            "language",
+            "prompt",
+            "turn_detection",
+            "include",
+            "keywords",
+            "translate",
+        )
         changes = {
             name: getattr(patch, name) for name in names if getattr(patch, name) is not UNSET
         }
@@ -172,6 +196,8 @@ class SessionConfig:
         }
         if self.keywords:
             transcription["keywords"] = list(self.keywords)
+        if self.translate:  # only when on: an OpenAI client sees OpenAI's object otherwise
+            transcription["translate"] = True
         wire: dict[str, Any] = {
             "id": self.id,
             "object": "realtime.transcription_session",
@@ -198,6 +224,15 @@ def _language(value: object, param: str) -> str | None:
         raise ProtocolError(
             f"'{param}' must be a language code such as 'en' or 'de', or null", param=param
         )
+    return value
+
+
+def _flag(value: object, param: str) -> bool:
+    """A boolean; ``null`` is false."""
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise invalid_type(param, "a boolean", value)
     return value
 
 
@@ -253,7 +288,7 @@ def _languages(obj: dict[str, Any], param: str, fields: dict[str, Any]) -> None:
 def _transcription(value: object, param: str, fields: dict[str, Any]) -> None:
     """Present keys update; ``null`` resets language, prompt and keywords."""
     if value is None:
-        fields.update(language=None, prompt=None, keywords=())
+        fields.update(language=None, prompt=None, keywords=(), translate=False)
         return
     obj = json_object(value, param)
     if "model" in obj:
@@ -269,6 +304,9 @@ def _transcription(value: object, param: str, fields: dict[str, Any]) -> None:
         fields["keywords"] = text_list(
             obj["keywords"], f"{param}.keywords", MAX_KEYWORDS, MAX_NAME_BYTES
         )
+    if "translate" in obj:
+        fields["translate"] = _flag(obj["translate"], f"{param}.translate")
+        fields["translate_param"] = f"{param}.translate"
     if obj.get("delay") is not None:
         raise ProtocolError(
             f"'{param}.delay' is not supported: the streaming engine sets its own pace (words "

@@ -4,7 +4,11 @@ A :class:`SessionBridge` lives on the server's event loop. It feeds the session 
 frames, the end of input), forwards the commands the session drains to its
 :class:`~desktop_rt.engine.asr.worker.WorkerStream`, brings worker results back onto the loop and
 hands the events the session drains to a sink: the websocket writer, or the desktop window's
-callback through :class:`LocalSession`. Both paths run the same session code.
+callback through :class:`LocalSession`. Both paths run the same session code. While the session
+has ``translate`` on, the same commands also go to a second worker stream that translates to
+English (made by ``translator``, see :func:`english_translator`); its results become the
+events of :mod:`~desktop_rt.engine.protocol.translation`, and the bridge closes only once both
+streams answered their flushes.
 """
 
 from __future__ import annotations
@@ -19,25 +23,35 @@ from typing import Any
 
 import numpy as np
 
+from desktop_rt.engine.asr.streaming import StreamingTranscriber
+from desktop_rt.engine.asr.translation import EnglishTranslation
 from desktop_rt.engine.asr.worker import (
     ConsumedResult,
     FailedResult,
     FlushedResult,
     InferenceWorker,
+    TranscriberFactory,
     WordsResult,
     WorkerResult,
+    WorkerStoppedError,
+    WorkerStream,
 )
 from desktop_rt.engine.audio.codecs import PCM16, SAMPLE_RATE, AudioFormat, float_to_pcm16
+from desktop_rt.engine.models.runtimes import InProcessRuntime
 from desktop_rt.engine.protocol.events import (
     ClientEvent,
+    Command,
+    Configure,
+    ErrorEvent,
     InputAudioBufferAppend,
     InputAudioBufferClear,
     InputAudioBufferCommit,
     ServerEvent,
 )
 from desktop_rt.engine.protocol.session import RealtimeSession
+from desktop_rt.engine.protocol.translation import TranslationLedger
 
-__all__ = ["EventSink", "SessionBridge", "LocalSession", "LOCAL_FORMAT"]
+__all__ = ["EventSink", "SessionBridge", "LocalSession", "LOCAL_FORMAT", "english_translator"]
 
 EventSink = Callable[[Sequence[ServerEvent]], None]
 LOCAL_FORMAT = AudioFormat(PCM16, SAMPLE_RATE)
@@ -62,13 +76,19 @@ class SessionBridge:
         loop: asyncio.AbstractEventLoop,
         sink: EventSink,
         on_close: Callable[[], None] | None = None,
+        translator: TranscriberFactory | None = None,
     ):
         self.session = session
         self._loop = loop
         self._sink = sink
         self._on_close = on_close
         self.closed = False
-        self.stream = worker.open_stream(_weak_callback(self))
+        self._worker = worker
+        self._translator = translator
+        self.translation: WorkerStream | None = None
+        """The English stream, while the session has ``translate`` on."""
+        self._ledger = TranslationLedger(session.emit_tentative)
+        self.stream = worker.open_stream(_weak_callback(self, SessionBridge._from_worker))
         session.start()
         self.pump()
 
@@ -101,6 +121,8 @@ class SessionBridge:
             return
         self.closed = True
         self.stream.close()
+        if self.translation is not None:
+            self.translation.close()
         on_close, self._on_close = self._on_close, None  # it may hold this bridge
         if on_close is not None:
             on_close()
@@ -126,6 +148,27 @@ class SessionBridge:
             session.recognizer_failed(result.message)
         self.pump()
 
+    def _from_translation(self, result: WorkerResult) -> None:
+        """Worker thread: the English stream's result, onto the loop."""
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._apply_translation, result)
+
+    def _apply_translation(self, result: WorkerResult) -> None:
+        if self.closed:
+            return
+        ledger = self._ledger
+        events: list[ServerEvent] = []
+        if isinstance(result, WordsResult):
+            events = ledger.words(result.item_id, result.committed, result.tentative)
+        elif isinstance(result, FlushedResult):
+            events = ledger.flushed(result.item_id, result.committed)
+        elif isinstance(result, FailedResult):
+            message = f"translation failed: {result.message}"
+            events = [ErrorEvent(message, "translation_failed", error_type="server_error")]
+        if events:
+            self._sink(events)
+        self.pump()
+
     # ---- outputs ---------------------------------------------------------------------------
 
     def pump(self) -> None:
@@ -133,23 +176,57 @@ class SessionBridge:
         if self.closed:
             return
         commands = self.session.commands()
+        self._follow_translate()
         if commands:
             self.stream.submit(commands)
+            if self.translation is not None:
+                self._ledger.sent(commands)
+                self.translation.submit(commands)
         events = self.session.events_to_send()
         if events:
             self._sink(events)
-        if self.session.wants_close:
+        if self.session.wants_close and not self._ledger.awaiting_flush:
             self.close()
 
+    def _follow_translate(self) -> None:
+        """Open the English stream when the session turned ``translate`` on; close it when off."""
+        config = self.session.config
+        if config.translate and self.translation is None and self._translator is not None:
+            callback = _weak_callback(self, SessionBridge._from_translation)
+            try:
+                self.translation = self._worker.open_stream(callback, self._translator())
+            except WorkerStoppedError:  # the model is going away: the session is revoked next
+                return
+            configure: list[Command] = [Configure(config.language, config.model_prompt)]
+            self.translation.submit(configure)
+        elif not config.translate and self.translation is not None:
+            self.translation.close()
+            self.translation = None
+            self._ledger = TranslationLedger(self.session.emit_tentative)
 
-def _weak_callback(bridge: SessionBridge) -> Callable[[WorkerResult], None]:
-    """``bridge._from_worker`` without the stream holding the bridge."""
+
+def english_translator(runtime: object) -> TranscriberFactory | None:
+    """English streams over ``runtime``'s model with its streaming settings; None when the
+    model cannot translate (or does not run in this process)."""
+    if not isinstance(runtime, InProcessRuntime):
+        return None
+    backend = runtime.backend
+    if backend is None or not backend.traits.can_translate:
+        return None
+    english, config = EnglishTranslation(backend), runtime.streaming
+    return lambda: StreamingTranscriber(english, config)
+
+
+def _weak_callback(
+    bridge: SessionBridge, method: Callable[[SessionBridge, WorkerResult], None]
+) -> Callable[[WorkerResult], None]:
+    """``method`` of ``bridge`` without the stream holding the bridge."""
     ref = weakref.ref(bridge)
 
     def deliver(result: WorkerResult) -> None:
         alive = ref()
         if alive is not None:
-            alive._from_worker(result)
+            method(alive, result)
 
     return deliver
 
@@ -243,3 +320,9 @@ class LocalSession:
     def close(self) -> None:
         """Abandon the session now; its worker stream is released."""
         self._call(lambda bridge: bridge.close())
+
+    @property
+    def lag_seconds(self) -> float:
+        """Seconds of its audio waiting for the recognizer (any thread; 0 before it opened)."""
+        bridge = self._bridge
+        return bridge.stream.lag_seconds if bridge is not None else 0.0

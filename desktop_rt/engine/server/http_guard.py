@@ -80,7 +80,7 @@ def read_request(read_line: ReadLine) -> Generator[None, None, Request]:
             HTTPStatus.METHOD_NOT_ALLOWED,
             f"{method[:20].decode('ascii', 'replace')} is not allowed: this server answers GET "
             "only (/health, /v1/models, /v1/activity, and /v1/realtime as a websocket), and "
-            "POST on /v1/audio/transcriptions.",
+            "POST on /v1/audio/transcriptions and /v1/audio/translations.",
             "method_not_allowed",
         )
     try:

@@ -1,4 +1,4 @@
-"""``POST /v1/audio/transcriptions``: OpenAI's REST transcription, on the realtime server's port.
+"""``POST /v1/audio/transcriptions`` and ``/v1/audio/translations``: OpenAI's REST recognition.
 
 Call order: the server makes one ``RestEndpoint(host)`` and routes the path to :meth:`route`
 (after the same host, origin and key checks as ``/v1/realtime``); ``close()`` when it stops.
@@ -8,6 +8,11 @@ admitted and leased from the router like a websocket session, then the file is r
 whole by a :class:`~desktop_rt.engine.asr.file_transcriber.FileTranscriber` on a thread, each
 window on the model's inference worker (:mod:`.rest_backend`). The answer is one body in the
 asked ``response_format`` or, with ``stream=true``, server-sent events. Errors: OpenAI's JSON.
+A translation is the same request on the model's English view
+(:class:`~desktop_rt.engine.asr.translation.EnglishTranslation`); a model that cannot translate
+is refused with 400 ``model_cannot_translate`` once it is loaded (its traits say so).
+A model served by another server (``remote``, ``command``) gets the form passed on as it came
+(:mod:`.rest_remote`), with the same admission, lease and activity row.
 """
 
 from __future__ import annotations
@@ -25,16 +30,25 @@ from typing import Any, TypeVar
 from websockets.http11 import Request
 
 from desktop_rt.core_types import Word
+from desktop_rt.engine.asr.backend import Task
 from desktop_rt.engine.asr.file_transcriber import FileProgress, FileResult, FileTranscriber
+from desktop_rt.engine.asr.translation import EnglishTranslation
 from desktop_rt.engine.asr.worker import WorkerStoppedError
 from desktop_rt.engine.audio.file_decode import AudioFileReader
+from desktop_rt.engine.models.proxy import ProxiedRuntime
 from desktop_rt.engine.models.router import Admission, LimitReachedError, RouterError
 from desktop_rt.engine.models.runtimes import InProcessRuntime
 from desktop_rt.engine.server.activity import ActivityMeter
 from desktop_rt.engine.server.connection import ConnectionHost
+from desktop_rt.engine.server.handshake import REALTIME_PATH
 from desktop_rt.engine.server.rest_backend import RecognitionStopped, WorkerBackend
 from desktop_rt.engine.server.rest_formats import render, sse
-from desktop_rt.engine.server.rest_http import BodyError, HttpExchange, PostRequest
+from desktop_rt.engine.server.rest_http import (
+    TRANSLATIONS_PATH,
+    BodyError,
+    HttpExchange,
+    PostRequest,
+)
 from desktop_rt.engine.server.rest_multipart import (
     MultipartError,
     MultipartParser,
@@ -42,6 +56,7 @@ from desktop_rt.engine.server.rest_multipart import (
     boundary_of,
 )
 from desktop_rt.engine.server.rest_params import RestError, TranscriptionParams
+from desktop_rt.engine.server.rest_remote import RestForward
 from desktop_rt.errors import AudioDecodeError
 
 __all__ = ["RestEndpoint"]
@@ -81,17 +96,20 @@ class RestEndpoint:
         if task is not None:
             self._tasks.add(task)
         try:
-            await self._answer(request.exchange)
+            path = request.path.partition("?")[0].rstrip("/")
+            await self._answer(
+                request.exchange, "translate" if path == TRANSLATIONS_PATH else "transcribe"
+            )
         finally:
             if task is not None:
                 self._tasks.discard(task)
         return HTTPStatus.OK, {}
 
-    async def _answer(self, exchange: HttpExchange) -> None:
+    async def _answer(self, exchange: HttpExchange, task: Task) -> None:
         folder = Path(tempfile.mkdtemp(prefix="desktop-rt-upload-"))
         try:
-            params, upload = await self._read_form(exchange, folder)
-            await self._transcribe(exchange, params, upload)
+            params, upload, fields = await self._read_form(exchange, folder, task)
+            await self._transcribe(exchange, params, upload, fields)
         except RestError as exc:
             shutil.rmtree(folder, ignore_errors=True)  # gone before the client reads the answer
             if not exchange.responded:
@@ -105,9 +123,9 @@ class RestEndpoint:
             shutil.rmtree(folder, ignore_errors=True)
 
     async def _read_form(
-        self, exchange: HttpExchange, folder: Path
-    ) -> tuple[TranscriptionParams, UploadedFile]:
-        """The checked fields and the uploaded file."""
+        self, exchange: HttpExchange, folder: Path, task: Task
+    ) -> tuple[TranscriptionParams, UploadedFile, dict[str, list[str]]]:
+        """The checked fields, the uploaded file, and the fields as they came."""
         headers = exchange.request.headers
         try:
             parser = MultipartParser(boundary_of(headers.get("Content-Type")), folder)
@@ -121,7 +139,7 @@ class RestEndpoint:
             raise RestError(exc.status, exc.message, exc.code) from None
         except MultipartError as exc:
             raise RestError(HTTPStatus.BAD_REQUEST, str(exc), "invalid_multipart") from None
-        params = TranscriptionParams.from_fields(parser.fields)
+        params = TranscriptionParams.from_fields(parser.fields, task)
         if parser.file is None:
             raise RestError(
                 HTTPStatus.BAD_REQUEST,
@@ -129,7 +147,7 @@ class RestEndpoint:
                 "missing_file",
                 "file",
             )
-        return params, parser.file
+        return params, parser.file, parser.fields
 
     def _model(self, params: TranscriptionParams) -> str:
         router = self.host.sessions.router
@@ -148,7 +166,11 @@ class RestEndpoint:
         return model_id
 
     async def _transcribe(
-        self, exchange: HttpExchange, params: TranscriptionParams, upload: UploadedFile
+        self,
+        exchange: HttpExchange,
+        params: TranscriptionParams,
+        upload: UploadedFile,
+        fields: dict[str, list[str]],
     ) -> None:
         model_id = self._model(params)
         reader = await asyncio.to_thread(_open, upload)
@@ -164,7 +186,15 @@ class RestEndpoint:
         try:
             lease = await _until_left(exchange, router.acquire(model_id))
             try:
-                backend = _worker_backend(lease.runtime, model_id)
+                if isinstance(lease.runtime, ProxiedRuntime):
+                    target = lease.runtime.upstream(REALTIME_PATH)
+                    path = exchange.request.path.partition("?")[0]
+                    forward = RestForward(target, path, fields, upload)
+                    meter.audio_seconds = reader.duration or 0.0
+                    meter.completed(await _until_left(exchange, forward.send(exchange)))
+                    outcome = "passed on"
+                    return
+                backend = _worker_backend(lease.runtime, model_id, params.task)
                 lease.on_revoke = lambda _message: backend.cancel()
                 try:
                     language = params.language or _default_language(lease.runtime)
@@ -183,7 +213,8 @@ class RestEndpoint:
             ) from None
         finally:
             admission.release()
-            self._record(exchange, meter, model_id, outcome)
+            noun = "translation" if params.task == "translate" else "transcription"
+            self._record(exchange, meter, model_id, f"{noun} {outcome}")
 
     async def _run(
         self,
@@ -237,6 +268,7 @@ class RestEndpoint:
             language=result.language,
             seconds=result.seconds,
             with_words=params.word_times,
+            task=params.task,
         )
         if params.stream:
             await exchange.write(sse({"type": "transcript.text.done", "text": result.text}))
@@ -249,7 +281,7 @@ class RestEndpoint:
     ) -> None:
         address = exchange.connection.remote_address
         client = f"{address[0]}:{address[1]}" if address else "unknown"
-        self.host.sessions.record(meter, model, client, None, f"POST transcription {outcome}")
+        self.host.sessions.record(meter, model, client, None, f"POST {outcome}")
 
 
 async def _stream(exchange: HttpExchange, words: asyncio.Queue[tuple[Word, ...] | None]) -> None:
@@ -305,7 +337,7 @@ def _unloaded() -> RestError:
     )
 
 
-def _worker_backend(runtime: object, model_id: str) -> WorkerBackend:
+def _worker_backend(runtime: object, model_id: str, task: Task) -> WorkerBackend:
     if (
         not isinstance(runtime, InProcessRuntime)
         or runtime.backend is None
@@ -318,8 +350,19 @@ def _worker_backend(runtime: object, model_id: str) -> WorkerBackend:
             "model_not_supported",
             "model",
         )
+    backend = runtime.backend
+    if task == "translate":
+        if not backend.traits.can_translate:
+            raise RestError(
+                HTTPStatus.BAD_REQUEST,
+                f"The model '{model_id}' cannot translate speech to English; use a multilingual "
+                "Whisper model for /v1/audio/translations.",
+                "model_cannot_translate",
+                "model",
+            )
+        backend = EnglishTranslation(backend)
     try:
-        return WorkerBackend(runtime.backend, runtime.worker)
+        return WorkerBackend(backend, runtime.worker)
     except WorkerStoppedError:
         raise _unloaded() from None
 

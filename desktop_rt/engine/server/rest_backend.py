@@ -21,7 +21,7 @@ import numpy as np
 
 from desktop_rt.core_types import Word
 from desktop_rt.engine.asr.agreement import StreamUpdate
-from desktop_rt.engine.asr.backend import AsrBackend, BackendTraits, DetectedLanguage
+from desktop_rt.engine.asr.backend import AsrBackend, BackendTraits, DetectedLanguage, Task
 from desktop_rt.engine.asr.worker import InferenceWorker, WorkerResult, WorkerStream
 from desktop_rt.engine.protocol.events import AudioChunk
 
@@ -105,12 +105,18 @@ class WorkerBackend:
         prompt: str | None = None,
         language: str | None = None,
         prefix: str | None = None,
+        task: Task = "transcribe",
     ) -> Sequence[Word]:
         """One window, transcribed in the worker's next turn for this stream."""
         backend = self._backend
 
         def run() -> tuple[Sequence[Word], DetectedLanguage | None]:
-            words = backend.transcribe(audio, prompt=prompt, language=language, prefix=prefix)
+            if task == "translate":  # as streaming passes prefix: only to a backend that can
+                words = backend.transcribe(
+                    audio, prompt=prompt, language=language, prefix=prefix, task=task
+                )
+            else:
+                words = backend.transcribe(audio, prompt=prompt, language=language, prefix=prefix)
             return words, backend.detected_language
 
         future: Future[tuple[Sequence[Word], DetectedLanguage | None]] = Future()

@@ -1,7 +1,9 @@
-"""The bodies of ``POST /v1/audio/transcriptions`` answers, in OpenAI's shapes.
+"""The bodies of ``POST /v1/audio/transcriptions`` (and ``translations``) answers, in OpenAI's
+shapes.
 
 Pure functions: :func:`render` turns a file's words into one ``response_format`` (``json``,
-``text``, ``srt``, ``vtt``, ``verbose_json``); :func:`sse` frames one server-sent event
+``text``, ``srt``, ``vtt``, ``verbose_json``; a translation's says task ``translate`` and
+language ``english``, as OpenAI's does); :func:`sse` frames one server-sent event
 (``transcript.text.delta``, ``transcript.text.done``, or an ``error``). Captions and segments
 are the cues of :func:`~desktop_rt.history.transcript.segments_from_words`, as
 ``desktop-rt transcribe`` writes them.
@@ -16,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from desktop_rt.core_types import Word
+from desktop_rt.engine.asr.backend import Task
 from desktop_rt.history.export import Transcript, segments_from_words, to_srt, to_vtt
 
 __all__ = ["FORMATS", "STREAMED_FORMATS", "render", "sse", "usage"]
@@ -43,6 +46,7 @@ def render(
     language: str | None,
     seconds: float,
     with_words: bool = False,
+    task: Task = "transcribe",
 ) -> tuple[bytes, str]:
     """The body and Content-Type of a ``fmt`` answer for a file's ``words`` (file time)."""
     text = "".join(w.text for w in words).strip()
@@ -55,6 +59,8 @@ def render(
     payload: dict[str, Any] = {"text": text, "usage": usage(seconds)}
     if fmt == "verbose_json":
         payload = _verbose(words, text, language, seconds, with_words)
+        if task == "translate":
+            payload.update(task="translate", language="english")
     return json.dumps(payload, ensure_ascii=False).encode(), "application/json"
 
 

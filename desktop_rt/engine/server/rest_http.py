@@ -34,6 +34,7 @@ __all__ = [
     "POST_PATHS",
     "PostRequest",
     "TRANSCRIPTIONS_PATH",
+    "TRANSLATIONS_PATH",
     "feed_body",
     "is_post_path",
     "serve_post",
@@ -44,7 +45,8 @@ log = logging.getLogger(__name__)
 ProcessRequest = Callable[[ServerConnection, Request], Awaitable[Response | None] | Response | None]
 
 TRANSCRIPTIONS_PATH = "/v1/audio/transcriptions"
-POST_PATHS = (TRANSCRIPTIONS_PATH,)
+TRANSLATIONS_PATH = "/v1/audio/translations"
+POST_PATHS = (TRANSCRIPTIONS_PATH, TRANSLATIONS_PATH)
 _PIPE_HIGH = 1024 * 1024  # bytes buffered before the socket stops being read
 _LINGER_BYTES = 64 * 1024 * 1024  # after an early answer, body bytes read and dropped, at most
 _LINGER_SECONDS = 10.0

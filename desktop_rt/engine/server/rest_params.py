@@ -1,7 +1,8 @@
 """The form fields of ``POST /v1/audio/transcriptions``, checked: :class:`TranscriptionParams`.
 
-``TranscriptionParams.from_fields(fields)`` (fields as the multipart parser gives them: name ->
-values) returns the request's settings or raises :class:`RestError` naming the bad field. What
+``TranscriptionParams.from_fields(fields, task)`` (fields as the multipart parser gives them:
+name -> values; ``task="translate"`` for ``/v1/audio/translations``, which takes the same
+fields) returns the request's settings or raises :class:`RestError` naming the bad field. What
 is honoured and what is only accepted is listed in docs/protocol.md ("REST transcriptions").
 """
 
@@ -12,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 
+from desktop_rt.engine.asr.backend import Task
 from desktop_rt.engine.server.rest_formats import FORMATS, STREAMED_FORMATS
 
 __all__ = ["RestError", "TranscriptionParams"]
@@ -69,9 +71,12 @@ class TranscriptionParams:
     response_format: str = "json"
     stream: bool = False
     word_times: bool = False
+    task: Task = "transcribe"
 
     @classmethod
-    def from_fields(cls, fields: Mapping[str, Sequence[str]]) -> TranscriptionParams:
+    def from_fields(
+        cls, fields: Mapping[str, Sequence[str]], task: Task = "transcribe"
+    ) -> TranscriptionParams:
         fmt = (_one(fields, "response_format") or "json").lower()
         if fmt not in FORMATS:
             raise _bad(
@@ -114,6 +119,7 @@ class TranscriptionParams:
             response_format=fmt,
             stream=stream,
             word_times="word" in granularities,
+            task=task,
         )
 
 

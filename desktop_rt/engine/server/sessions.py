@@ -28,7 +28,7 @@ from desktop_rt.engine.protocol.formats import DEFAULT_FORMAT
 from desktop_rt.engine.protocol.limits import SessionLimits
 from desktop_rt.engine.protocol.session import RealtimeSession
 from desktop_rt.engine.server.activity import ActivityLog, ActivityMeter
-from desktop_rt.engine.server.bridge import EventSink, SessionBridge
+from desktop_rt.engine.server.bridge import EventSink, SessionBridge, english_translator
 
 __all__ = ["SessionHub", "unloaded_event"]
 
@@ -107,7 +107,10 @@ class SessionHub:
         limits: SessionLimits | None = None,
     ) -> SessionBridge:
         """A started session on ``lease``'s in-process model, wired to ``deliver``."""
+        worker = _worker_of(lease)
+        translator = english_translator(lease.runtime)
         session = RealtimeSession(
+            translates=translator is not None,
             model=lease.model_id,
             limits=limits or self._limits,
             emit_tentative=emit_tentative,
@@ -133,7 +136,7 @@ class SessionHub:
             bridge.close()
 
         loop = asyncio.get_running_loop()
-        bridge = SessionBridge(session, _worker_of(lease), loop, sink, closed)
+        bridge = SessionBridge(session, worker, loop, sink, closed, translator)
         self._bridges.add(bridge)
         lease.on_revoke = revoke
         return bridge

@@ -32,3 +32,31 @@ def test_the_detected_language_is_reported_only_when_detected(whisper_backend):
     assert language == "en" and probability > 0.6
     whisper_backend.transcribe(audio, language="en")
     assert whisper_backend.detected_language is None
+
+
+def test_translate_writes_english_where_transcribe_writes_the_named_language(whisper_backend):
+    """Told the speech is French, Whisper transcribes into French; the translate task gives
+    the English words back (a multilingual model, so the traits say it can translate)."""
+    assert whisper_backend.traits.can_translate
+    audio, reference = read_clip("ss-0870"), reference_text("ss-0870")
+    french = "".join(w.text for w in whisper_backend.transcribe(audio, language="fr"))
+    english = whisper_backend.transcribe(audio, language="fr", task="translate")
+    assert wer(reference, french) > 0.5, french
+    assert wer(reference, "".join(w.text for w in english)) <= 0.15, english
+    ends = [w.end for w in english]
+    assert ends == sorted(ends) and ends[-1] <= len(audio) / 16000 + 0.5
+
+
+def test_a_prompt_is_tokenized_once_not_on_every_pass(whisper_backend):
+    """A long prompt (what issue 19 sent) costs one tokenization per distinct prompt."""
+    audio = read_clip("beckett")[: 16000 * 3]
+    prompt = "Samuel Beckett, Worstward Ho. " * 60
+    before = whisper_backend.prompt_encodings
+    for _ in range(3):
+        whisper_backend.transcribe(audio, prompt=prompt, language="en")
+    whisper_backend.transcribe(audio, prompt=prompt, language="en", task="translate")
+    assert whisper_backend.prompt_encodings == before + 1
+    whisper_backend.transcribe(audio, prompt=prompt + " Fail better.", language="en")
+    assert whisper_backend.prompt_encodings == before + 2
+    whisper_backend.transcribe(audio, prompt="   ", language="en")  # nothing to tokenize
+    assert whisper_backend.prompt_encodings == before + 2

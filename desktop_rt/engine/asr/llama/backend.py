@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from desktop_rt.core_types import SAMPLE_RATE, Word
-from desktop_rt.engine.asr.backend import BackendTraits, DetectedLanguage
+from desktop_rt.engine.asr.backend import BackendTraits, DetectedLanguage, Task
 from desktop_rt.engine.asr.llama.audio_blocks import MIN_SAMPLES, BlockEncoder, whole_blocks
 from desktop_rt.engine.asr.llama.decoding import Decoding, greedy_pick
 from desktop_rt.engine.asr.llama.gguf_check import GgufPair, check_pair
@@ -112,10 +112,13 @@ class LlamaAsrBackend:
         prompt: str | None = None,
         language: str | None = None,
         prefix: str | None = None,
+        task: Task = "transcribe",
     ) -> Sequence[Word]:
         """The words of ``audio``; with ``prefix`` (text the window's speech starts with, already
         committed), that text is forced as the start of the output and only the words after
-        it are returned."""
+        it are returned. It cannot translate (its traits say so): ``task`` must be transcribe."""
+        if task != "transcribe":
+            raise ValueError(f"the GGUF model '{self._name}' cannot translate")
         native = self.native
         audio = np.ascontiguousarray(np.asarray(audio, dtype=np.float32).reshape(-1))
         duration = audio.size / SAMPLE_RATE
