@@ -8,6 +8,7 @@ clients. A model that cannot be had, or that runs in another program, is answere
 activity row (client ``local``), then ``on_closed`` runs. Their input is PCM16 at 16 kHz until
 an update says otherwise (what ``LocalSession.append`` sends), and they have no input queue: a
 microphone cannot wait, so audio the model cannot keep up with is dropped (``audio_backlog_full``).
+Every event also goes to ``captions`` (the caption page's broadcaster) when one is given.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from desktop_rt.engine.models.runtimes import InProcessRuntime
 from desktop_rt.engine.protocol.events import ErrorEvent, ServerEvent
 from desktop_rt.engine.server.activity import ActivityMeter
 from desktop_rt.engine.server.bridge import LOCAL_FORMAT, SessionBridge
+from desktop_rt.engine.server.captions_feed import CaptionBroadcaster
 from desktop_rt.engine.server.sessions import SessionHub
 
 __all__ = ["open_local_bridge"]
@@ -38,6 +40,7 @@ async def open_local_bridge(
     *,
     emit_tentative: bool,
     on_closed: Callable[[], None] | None,
+    captions: CaptionBroadcaster | None = None,
 ) -> SessionBridge | None:
     """The window's session on ``model_id``, or None (after an ``error`` event) if it cannot be."""
     meter = ActivityMeter()
@@ -67,6 +70,8 @@ async def open_local_bridge(
     def deliver(events: Sequence[ServerEvent]) -> None:
         for event in events:
             on_event(event)
+            if captions is not None:
+                captions.observe(event)
 
     def revoked(message: str) -> None:
         nonlocal reason

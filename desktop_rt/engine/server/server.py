@@ -33,6 +33,7 @@ from desktop_rt.engine.models.runtimes import InProcessRuntime, entry_streaming
 from desktop_rt.engine.protocol.events import ServerEvent
 from desktop_rt.engine.server.activity import ActivityLog
 from desktop_rt.engine.server.bridge import LocalSession, SessionBridge
+from desktop_rt.engine.server.captions_feed import CaptionBroadcaster
 from desktop_rt.engine.server.config import ServerConfig
 from desktop_rt.engine.server.connection import RealtimeConnection
 from desktop_rt.engine.server.handshake import (
@@ -45,9 +46,10 @@ from desktop_rt.engine.server.handshake import (
 from desktop_rt.engine.server.http_guard import GuardedConnection
 from desktop_rt.engine.server.local import open_local_bridge
 from desktop_rt.engine.server.rest import RestEndpoint
-from desktop_rt.engine.server.rest_http import TRANSCRIPTIONS_PATH
-from desktop_rt.engine.server.routes import activity_route, unload_route
+from desktop_rt.engine.server.rest_http import TRANSCRIPTIONS_PATH, TRANSLATIONS_PATH
+from desktop_rt.engine.server.routes import activity_route, inference_health, unload_route
 from desktop_rt.engine.server.sessions import SessionHub
+from desktop_rt.engine.server.tls import SSLContext, server_context
 from desktop_rt.errors import DesktopRtError
 
 __all__ = ["ServerConfig", "ServerError", "RealtimeServer", "LocalSession"]
@@ -84,10 +86,13 @@ class RealtimeServer:
         self._start_error: BaseException | None = None
         self._admissions: dict[ServerConnection, Admission] = {}
         self._watchers: set[asyncio.Task[None]] = set()
+        self._ssl: SSLContext | None = None
         self.stopping = False
         self.port: int | None = None
         self.catalog = self._catalog()
         self.rest = RestEndpoint(self)
+        self.captions = CaptionBroadcaster()
+        """The window's captions, for the caption page (engine/server/captions_page.py)."""
         self.gate = HandshakeGate(
             model_id=config.model_id,
             api_key=config.api_key or None,
@@ -101,6 +106,7 @@ class RealtimeServer:
                 "/v1/activity": lambda request: activity_route(self.activity, request),
                 "/unload": lambda request: unload_route(self.sessions.router, request),
                 TRANSCRIPTIONS_PATH: self.rest.route,
+                TRANSLATIONS_PATH: self.rest.route,
             },
         )
 
@@ -110,11 +116,11 @@ class RealtimeServer:
     def url(self) -> str:
         host = self.config.host
         host = f"[{host}]" if ":" in host else host
-        return f"ws://{host}:{self.port}{REALTIME_PATH}"
+        return f"{'wss' if self.config.tls else 'ws'}://{host}:{self.port}{REALTIME_PATH}"
 
     @property
     def http_url(self) -> str:
-        return self.url.replace("ws://", "http://", 1).removesuffix(REALTIME_PATH)
+        return "http" + self.url.removeprefix("ws").removesuffix(REALTIME_PATH)
 
     @property
     def worker(self) -> InferenceWorker | None:
@@ -146,7 +152,7 @@ class RealtimeServer:
         if catalog.get(cfg.model_id) is None:  # the primary is served whatever the file says
             entry = served_entry(cfg.model_id)  # its kind, as describe_model names it
             catalog = replace(catalog, entries=(entry, *catalog.entries))
-        return catalog
+        return cfg.limited(catalog)  # the default session limit where models.toml sets none
 
     def _primary_runtime(self) -> InProcessRuntime:
         entry = self.catalog.get(self.config.model_id)
@@ -180,6 +186,7 @@ class RealtimeServer:
                 f"Refusing to listen on {cfg.host} without an API key: anyone on the network could "
                 f"use the model. Set an API key (--api-key) or bind 127.0.0.1."
             )
+        self._ssl = server_context(cfg.tls) if cfg.tls is not None else None  # TlsError if bad
         primary = self._primary_runtime()
         primary.start_now()
         self.router = ModelRouter(
@@ -187,6 +194,7 @@ class RealtimeServer:
             self._make_runtime,
             preloaded={cfg.model_id: primary},
             default_model=cfg.model_id,
+            holds_memory=lambda entry: kind_of(entry).holds_memory,
         )
         self.activity = ActivityLog(cfg.activity_path) if cfg.record_activity else None
         self._hub = SessionHub(self.router, self.activity, cfg.limits)
@@ -273,6 +281,7 @@ class RealtimeServer:
             ping_interval=cfg.ping_interval,
             compression=None,
             server_header="desktop-rt",
+            ssl=self._ssl,
             create_connection=GuardedConnection,
             open_timeout=None,  # GuardedConnection bounds handshakes; REST uploads take longer
         ) as server:
@@ -295,6 +304,7 @@ class RealtimeServer:
         return {
             "model": self.config.model_id,
             "sessions": self.open_stream_count,
+            **inference_health(self.worker),
             "models": [status.to_json() for status in models.values()],
             "version": __version__,
         }
@@ -372,7 +382,12 @@ class RealtimeServer:
 
         def make(_local: LocalSession) -> Awaitable[SessionBridge | None]:
             return open_local_bridge(
-                hub, model_id, on_event, emit_tentative=emit_tentative, on_closed=on_closed
+                hub,
+                model_id,
+                on_event,
+                emit_tentative=emit_tentative,
+                on_closed=on_closed,
+                captions=self.captions,
             )
 
         return LocalSession(loop, make)

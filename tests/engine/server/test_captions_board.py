@@ -1,0 +1,104 @@
+"""The caption page's board: server events of the window's session in, viewer frames out."""
+
+from __future__ import annotations
+
+from desktop_rt.engine.protocol.events import (
+    InputAudioBufferCleared,
+    InputAudioBufferCommitted,
+    SessionCreated,
+    TranscriptionCompleted,
+    TranscriptionDelta,
+    TranscriptionFailed,
+    TranscriptionTentative,
+)
+from desktop_rt.engine.protocol.session_config import SessionConfig
+from desktop_rt.engine.server.captions_board import CaptionBoard
+
+
+def line(frame):
+    assert frame["type"] == "line"
+    return frame["line"]
+
+
+def test_deltas_grow_committed_text_and_drop_the_stale_tentative_tail():
+    board = CaptionBoard()
+    assert line(board.apply(TranscriptionTentative(item_id="a", text=" hello wor"))) == {
+        "id": "a",
+        "committed": "",
+        "tentative": " hello wor",
+        "translation": "",
+        "final": False,
+    }
+    state = line(board.apply(TranscriptionDelta(item_id="a", delta=" hello")))
+    assert (state["committed"], state["tentative"]) == (" hello", "")
+    state = line(board.apply(TranscriptionTentative(item_id="a", text=" world")))
+    assert (state["committed"], state["tentative"]) == (" hello", " world")
+    state = line(
+        board.apply(
+            TranscriptionCompleted(item_id="a", transcript=" hello world", audio_seconds=1.0)
+        )
+    )
+    assert (state["committed"], state["tentative"], state["final"]) == (" hello world", "", True)
+
+
+def test_a_failed_item_ends_its_line_like_a_completed_one():
+    board = CaptionBoard()
+    board.apply(TranscriptionDelta(item_id="a", delta=" partly"))
+    failed = TranscriptionFailed(item_id="a", transcript=" partly", audio_seconds=1.0, message="x")
+    assert line(board.apply(failed))["final"] is True
+
+
+def test_events_viewers_do_not_see_give_no_frame():
+    board = CaptionBoard()
+    assert board.apply(SessionCreated(session=SessionConfig(id="sess_1", model="m"))) is None
+    assert board.apply(InputAudioBufferCommitted(item_id="a", previous_item_id=None)) is None
+    assert board.snapshot()["lines"][0]["committed"] == ""
+
+
+def test_a_clear_removes_open_lines_without_words_and_keeps_committed_ones():
+    board = CaptionBoard()
+    board.apply(TranscriptionTentative(item_id="empty", text=" um"))
+    assert board.apply(InputAudioBufferCleared()) == {"type": "remove", "id": "empty"}
+    board.apply(TranscriptionDelta(item_id="kept", delta=" yes"))
+    board.apply(TranscriptionTentative(item_id="kept", text=" and"))
+    assert line(board.apply(InputAudioBufferCleared())) == {
+        "id": "kept",
+        "committed": " yes",
+        "tentative": "",
+        "translation": "",
+        "final": False,
+    }
+    assert board.apply(InputAudioBufferCleared()) is None
+
+
+def test_a_clear_leaves_lines_whose_audio_was_committed():
+    board = CaptionBoard()
+    board.apply(InputAudioBufferCommitted(item_id="sent", previous_item_id=None))
+    board.apply(TranscriptionTentative(item_id="sent", text=" coming"))
+    assert board.apply(InputAudioBufferCleared()) is None
+    assert [entry["id"] for entry in board.snapshot()["lines"]] == ["sent"]
+
+
+def test_several_lines_changed_by_one_clear_resync_with_a_snapshot():
+    board = CaptionBoard()
+    board.apply(TranscriptionTentative(item_id="a", text=" x"))
+    board.apply(TranscriptionTentative(item_id="b", text=" y"))
+    frame = board.apply(InputAudioBufferCleared())
+    assert frame == {"type": "snapshot", "lines": []}
+
+
+def test_the_translation_hook_sets_a_second_line():
+    board = CaptionBoard()
+    board.apply(TranscriptionDelta(item_id="a", delta=" hola"))
+    state = line(board.apply_translation("a", "hello"))
+    assert (state["committed"], state["translation"]) == (" hola", "hello")
+    assert (
+        line(board.apply(TranscriptionDelta(item_id="a", delta=" amigo")))["translation"] == "hello"
+    )
+
+
+def test_only_the_most_recent_lines_are_kept():
+    board = CaptionBoard(max_lines=3)
+    for n in range(5):
+        board.apply(TranscriptionDelta(item_id=f"i{n}", delta=f" w{n}"))
+    assert [entry["id"] for entry in board.snapshot()["lines"]] == ["i2", "i3", "i4"]
