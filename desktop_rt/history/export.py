@@ -4,7 +4,9 @@ Everything is pure (text in, text out) except :func:`write_transcript`, which sa
 atomically. Call order: :func:`export` a transcript (or call a ``to_*`` function), then
 optionally :func:`write_transcript` it. All timestamps go through integer milliseconds: negative
 times clamp to zero, rounding is half-up on the decimal value (3599.9995 s is 01:00:00.000), and
-hours may exceed 99.
+hours may exceed 99. A segment's ``speaker`` (meeting mode) is written as a WebVTT voice tag
+(``<v You>``), an SRT, text or Markdown prefix (``You:``) and a JSON ``speaker`` field (left
+out when there is none, so one-stream exports keep their schema).
 """
 
 from __future__ import annotations
@@ -134,8 +136,8 @@ def _wrap(text: str, width: int = CAPTION_LINE_CHARS) -> list[str]:
     return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [text]
 
 
-def _cues(t: Transcript) -> list[tuple[int, int, list[str]]]:
-    """Non-empty cues as (start ms, end ms, wrapped lines), with end > start enforced."""
+def _cues(t: Transcript) -> list[tuple[int, int, list[str], str | None]]:
+    """Non-empty cues as (start ms, end ms, wrapped lines, speaker), with end > start enforced."""
     cues = []
     for segment in t.segments:
         text = _one_line(segment.text)
@@ -143,7 +145,8 @@ def _cues(t: Transcript) -> list[tuple[int, int, list[str]]]:
             continue
         start = _ms(segment.start)
         end = max(_ms(segment.end), start + 1)
-        cues.append((start, end, _wrap(text)))
+        speaker = _one_line(segment.speaker or "") or None
+        cues.append((start, end, _wrap(text), speaker))
     return cues
 
 
@@ -156,7 +159,9 @@ def _no_arrow(line: str) -> str:
 def to_srt(t: Transcript) -> str:
     """SubRip: numbered cues, ``HH:MM:SS,mmm`` times, a blank line between cues."""
     blocks = []
-    for number, (start, end, lines) in enumerate(_cues(t), start=1):
+    for number, (start, end, lines, speaker) in enumerate(_cues(t), start=1):
+        if speaker:
+            lines = [f"{speaker}: {lines[0]}", *lines[1:]]
         body = "\n".join(_no_arrow(line) for line in lines)
         blocks.append(f"{number}\n{_clock(start, ',')} --> {_clock(end, ',')}\n{body}\n")
     return "\n".join(blocks)
@@ -169,8 +174,10 @@ def _vtt_escape(line: str) -> str:
 def to_vtt(t: Transcript) -> str:
     """WebVTT: a ``WEBVTT`` header, ``HH:MM:SS.mmm`` times, escaped cue text."""
     blocks = ["WEBVTT\n"]
-    for start, end, lines in _cues(t):
+    for start, end, lines, speaker in _cues(t):
         body = "\n".join(_vtt_escape(line) for line in lines)
+        if speaker:
+            body = f"<v {_vtt_escape(speaker)}>{body}"
         blocks.append(f"{_clock(start, '.')} --> {_clock(end, '.')}\n{body}\n")
     return "\n".join(blocks)
 
@@ -179,17 +186,21 @@ def to_vtt(t: Transcript) -> str:
 
 
 def to_txt(t: Transcript) -> str:
-    """Plain text: segments joined by spaces, a new paragraph after pauses over 2 s."""
+    """Plain text: segments joined by spaces, a new paragraph after pauses over 2 s.
+
+    A change of speaker starts a paragraph, too, prefixed with ``Speaker:``."""
     paragraphs: list[list[str]] = []
     previous_end: float | None = None
+    speaker: str | None = None
     for segment in t.segments:
         text = _one_line(segment.text)
         if not text:
             continue
-        if previous_end is None or segment.start - previous_end > PARAGRAPH_GAP:
-            paragraphs.append([])
+        turn = segment.speaker != speaker
+        if previous_end is None or segment.start - previous_end > PARAGRAPH_GAP or turn:
+            paragraphs.append([f"{_one_line(segment.speaker)}:"] if segment.speaker else [])
         paragraphs[-1].append(text)
-        previous_end = segment.end
+        previous_end, speaker = segment.end, segment.speaker
     return "\n\n".join(" ".join(p) for p in paragraphs) + "\n" if paragraphs else ""
 
 
@@ -201,14 +212,17 @@ def _md_escape(text: str) -> str:
 
 
 def to_markdown(t: Transcript) -> str:
-    """Markdown: the title as a heading, then one ``**[MM:SS]** text`` paragraph per segment."""
+    """Markdown: the title as a heading, then one ``**[MM:SS]** text`` paragraph per segment
+    (``**[MM:SS] Speaker:**`` in meeting mode)."""
     blocks = []
     if _one_line(t.title):
         blocks.append(f"# {_md_escape(t.title)}\n")
     for segment in t.segments:
         if _one_line(segment.text):
-            stamp = _short_clock(_ms(segment.start))
-            blocks.append(f"**[{stamp}]** {_md_escape(segment.text)}\n")
+            stamp = f"[{_short_clock(_ms(segment.start))}]"
+            if segment.speaker:
+                stamp += f" {_md_escape(segment.speaker)}:"
+            blocks.append(f"**{stamp}** {_md_escape(segment.text)}\n")
     return "\n".join(blocks)
 
 
@@ -235,6 +249,7 @@ def to_json(t: Transcript) -> str:
                 "start": _seconds(s.start),
                 "end": _seconds(s.end),
                 "text": s.text,
+                **({"speaker": s.speaker} if s.speaker else {}),
                 "words": [
                     {
                         "word": w.text,
@@ -269,6 +284,7 @@ def from_json(text: str) -> Transcript:
                     )
                     for w in s.get("words", ())
                 ),
+                None if s.get("speaker") is None else str(s["speaker"]),
             )
             for s in doc["segments"]
         )

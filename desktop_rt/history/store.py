@@ -3,7 +3,8 @@
 Two tables: ``sessions`` (one row per recording session, keyed by a ``uid`` the caller makes)
 and ``turns`` (one row per conversation item, keyed by ``(session, item_id)``). Every write is
 idempotent (it sets a turn's whole committed text, never appends), so a failed write can be
-retried as it is. WAL mode with ``synchronous=NORMAL``: a crash of the process loses nothing
+retried as it is. A turn's ``speaker`` labels its stream in meeting mode ("You", "Others"; NULL
+for a one-stream session); files from before it had the column get it when opened. WAL mode with ``synchronous=NORMAL``: a crash of the process loses nothing
 written. A :class:`TranscriptStore` is one connection, used only by the thread that opened it;
 :class:`~desktop_rt.history.writer.StoreWriter` and :class:`~desktop_rt.history.worker.HistoryWorker`
 each own one on a thread of their own.
@@ -11,15 +12,16 @@ each own one on a thread of their own.
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from desktop_rt.core_types import Word
 from desktop_rt.errors import DesktopRtError
 from desktop_rt.history.speech_text import clean_speech_text
-from desktop_rt.history.transcript import Transcript, segments_from_words
+from desktop_rt.history.transcript import Segment, Transcript, segments_from_words
 from desktop_rt.paths import data_dir
 from desktop_rt.timestamps import now_iso
 
@@ -58,6 +60,7 @@ CREATE TABLE IF NOT EXISTS turns (
     "end" REAL,
     text TEXT NOT NULL DEFAULT '',
     completed INTEGER NOT NULL DEFAULT 0,
+    speaker TEXT,
     UNIQUE (session_id, item_id)
 );
 CREATE INDEX IF NOT EXISTS turns_by_session ON turns (session_id, seq);
@@ -113,6 +116,14 @@ class TurnRow:
     end: float | None
     text: str
     completed: bool
+    speaker: str | None = None
+
+
+def _add_missing_columns(db: sqlite3.Connection) -> None:
+    """Migrate a history written before a column existed (old rows get NULL)."""
+    have = {row[1] for row in db.execute("PRAGMA table_info(turns)")}
+    if "speaker" not in have:
+        db.execute("ALTER TABLE turns ADD COLUMN speaker TEXT")
 
 
 def _store_error(exc: sqlite3.Error, path: Path, doing: str) -> StoreError:
@@ -141,6 +152,7 @@ class TranscriptStore:
             self._db.execute("PRAGMA foreign_keys=ON")
             with self._db:
                 self._db.executescript(_SCHEMA)
+                _add_missing_columns(self._db)
         except OSError as exc:
             raise StoreError(f"Could not open the history database {self.path}: {exc}.") from exc
         except sqlite3.Error as exc:
@@ -210,18 +222,21 @@ class TranscriptStore:
         start: float | None = None,
         end: float | None = None,
         completed: bool | None = None,
+        speaker: str | None = None,
     ) -> None:
         """Create or update one turn; fields left ``None`` keep their stored value."""
         session_id = self._session_id(uid)
+        done = None if completed is None else int(completed)
         self._write(
             "saving a turn",
-            'INSERT INTO turns (session_id, item_id, seq, start, "end", text, completed) '
+            'INSERT INTO turns (session_id, item_id, seq, start, "end", text, completed, speaker) '
             "VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE session_id = ?1), "
-            "COALESCE(?3, 0), ?4, COALESCE(?5, ''), COALESCE(?6, 0)) "
+            "COALESCE(?3, 0), ?4, COALESCE(?5, ''), COALESCE(?6, 0), ?7) "
             "ON CONFLICT (session_id, item_id) DO UPDATE SET "
             'start = COALESCE(?3, start), "end" = COALESCE(?4, "end"), '
-            "text = COALESCE(?5, text), completed = COALESCE(?6, completed)",
-            (session_id, item_id, start, end, text, None if completed is None else int(completed)),
+            "text = COALESCE(?5, text), completed = COALESCE(?6, completed), "
+            "speaker = COALESCE(?7, speaker)",
+            (session_id, item_id, start, end, text, done, speaker),
         )
 
     def set_session_mode(self, uid: str, mode: str) -> None:
@@ -289,8 +304,8 @@ class TranscriptStore:
 
     def turns(self, session_id: int) -> list[TurnRow]:
         rows = self._read(
-            'SELECT id, session_id, item_id, seq, start, "end", text, completed FROM turns '
-            "WHERE session_id = ? ORDER BY seq",
+            'SELECT id, session_id, item_id, seq, start, "end", text, completed, speaker '
+            "FROM turns WHERE session_id = ? ORDER BY seq",
             (session_id,),
         )
         return [
@@ -303,21 +318,29 @@ class TranscriptStore:
                 r["end"],
                 r["text"],
                 bool(r["completed"]),
+                r["speaker"],
             )
             for r in rows
         ]
 
     def transcript(self, session_id: int) -> Transcript:
-        """The session as an export :class:`Transcript` (segments with estimated word times)."""
+        """The session as an export :class:`Transcript` (segments with estimated word times).
+
+        Turns of labelled streams (meeting mode) are put in time order, and a cue never mixes
+        speakers: each run of one speaker's turns is cut into cues of its own."""
         row = self.session(session_id)
         if row is None:
             raise StoreError(f"There is no session {session_id} in the history.")
-        words: list[Word] = []
-        for turn in self.turns(session_id):
-            words.extend(turn_words(turn))
-        return Transcript(
-            segments_from_words(words), row.display_title, row.language, row.started_at
-        )
+        turns = self.turns(session_id)
+        if any(t.speaker for t in turns):
+            turns.sort(key=lambda t: (t.start, t.seq))
+        segments: list[Segment] = []
+        for speaker, run in itertools.groupby(turns, key=lambda t: t.speaker):
+            words: list[Word] = []
+            for turn in run:
+                words.extend(turn_words(turn))
+            segments.extend(replace(s, speaker=speaker) for s in segments_from_words(words))
+        return Transcript(tuple(segments), row.display_title, row.language, row.started_at)
 
 
 def turn_words(turn: TurnRow) -> list[Word]:

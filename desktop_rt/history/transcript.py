@@ -19,12 +19,15 @@ _CLOSERS = "\"'”’»)]"
 
 @dataclass(frozen=True, slots=True)
 class Segment:
-    """One caption cue: a run of words with its time span in seconds."""
+    """One caption cue: a run of words with its time span in seconds.
+
+    ``speaker``: the stream's label in meeting mode ("You", "Others"); None for one stream."""
 
     start: float
     end: float
     text: str
     words: tuple[Word, ...] = ()
+    speaker: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.words, tuple):

@@ -292,7 +292,8 @@ class HistoryView(QWidget):
             text = clean_speech_text(turn.text).strip()
             if not text:
                 continue
-            item = QListWidgetItem(f"[{clock(turn.start)}]  {text}")
+            who = f"{turn.speaker}: " if turn.speaker else ""  # meeting mode
+            item = QListWidgetItem(f"[{clock(turn.start)}]  {who}{text}")
             item.setData(Qt.ItemDataRole.UserRole, text)
             self.turns.addItem(item)
         self._set_enabled(True)
