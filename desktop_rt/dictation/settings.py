@@ -1,0 +1,27 @@
+"""Dictation's settings group, a leaf module so ``desktop_rt.config`` can hold it (as it holds
+the engine's VAD settings type) without importing the rest of dictation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["DictationSettings", "Trigger", "HOLD", "TOGGLE", "DEFAULT_SHORTCUT"]
+
+Trigger = Literal["hold", "toggle"]
+HOLD: Trigger = "hold"
+TOGGLE: Trigger = "toggle"
+DEFAULT_SHORTCUT = "ctrl+alt+space"
+
+
+@dataclass(frozen=True)
+class DictationSettings:
+    """Dictation into any app (docs/design/dictation.md): a global shortcut types the words."""
+
+    enabled: bool = False
+    shortcut: str = DEFAULT_SHORTCUT
+    """Modifiers and a key joined by '+' (``desktop_rt.dictation.shortcut`` checks it)."""
+    trigger: Trigger = HOLD
+    """"hold": dictate while the shortcut is held; "toggle": a tap starts, the next stops."""
+    preview: bool = True
+    """Show the tentative words in a small on-top window while dictating."""
