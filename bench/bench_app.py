@@ -1,7 +1,7 @@
 """Desktop app benchmark: launch to ready-to-listen, word-to-window latency, memory over an hour.
 
     .venv/bin/python bench/bench_app.py                 # all three parts
-    .venv/bin/python bench/bench_app.py --parts memory  # launch,latency,memory (comma list)
+    .venv/bin/python bench/bench_app.py --parts memory  # launch,latency,memory,x11 (comma list)
 
 (a) launch: ``python -m desktop_rt.cli`` as a child process (offscreen Qt, fresh temp data and
     config dirs, a WAV file as the microphone), timed from spawn to the controller's
@@ -15,6 +15,9 @@
 (c) memory: a CaptionView + TranscriptRecorder + StoreWriter (SQLite in a temp dir) fed an
     hour of realistic events (3 words/s, turns of 5-15 s, tentative updates, deltas, completion)
     as fast as they go; RSS every simulated 10 minutes and the SQLite file size.
+(x11) not in the default parts: the real window under Xvfb with its real microphone path (a
+    PulseAudio null sink played at 1x), word latency and the longest Qt event-loop stall
+    (bench/_app_x11.py).
 
 Results: bench/results/app-<date>.md (+ .json), also printed.
 """
@@ -437,6 +440,10 @@ def render(report: dict) -> str:
             f"{e['words']} words in the history, {e['turns_on_screen']} turns on screen.",
             "",
         ]
+    if "x11" in report:
+        from _app_x11 import render_x11
+
+        lines += render_x11(report["x11"])
     return "\n".join(lines)
 
 
@@ -449,6 +456,12 @@ def main(argv=None) -> int:
     p.add_argument("--stream", default="librivox")
     p.add_argument("--speed", type=float, default=1.0)
     p.add_argument("--memory-minutes", type=int, default=60)
+    p.add_argument(
+        "--no-engine-nice",
+        dest="engine_nice",
+        action="store_false",
+        help="x11: run the engine's threads at normal priority (the app nices them)",
+    )
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     args = p.parse_args(argv)
     parts = args.parts.split(",")
@@ -469,6 +482,10 @@ def main(argv=None) -> int:
         report["memory"] = part_memory(args)
     if "latency" in parts:
         report["latency"] = part_latency(args)
+    if "x11" in parts:
+        from _app_x11 import part_x11
+
+        report["x11"] = part_x11(args)
     report["load_end"] = C.loadavg()
     text = render(report)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -146,6 +146,12 @@ class CaptureFeed:
         self._put(_Command("stop"))
         self._thread.join(timeout)
         self._thread = None
+        log.info(
+            "capture from %s stopped: %.1f s captured, %d blocks dropped",
+            self.source.name,
+            self.clock,
+            self.dropped_blocks,
+        )
 
     def set_sink(
         self, sink: AudioSink | None, on_attached: Callable[[float], None] | None = None
@@ -200,6 +206,8 @@ class CaptureFeed:
                         del self._items[i]
                         self._audio_queued -= len(item)
                         self.dropped_blocks += 1
+                        if self.dropped_blocks == 1:
+                            log.warning("capture fell behind: dropping the oldest audio")
                         break
             self._cond.notify()
 

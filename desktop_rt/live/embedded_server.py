@@ -2,8 +2,10 @@
 
 :class:`EmbeddedServer` is what the window uses: :meth:`~EmbeddedServer.start` loads the model
 and starts the server on a helper thread, reporting :class:`ServerState` values through
-``publish``; :meth:`~EmbeddedServer.stop` (blocking: call it on a helper thread) waits for a
-start still under way, then stops the server and closes the backend. The functions below it:
+``publish``, and from :meth:`~EmbeddedServer.start` to :meth:`~EmbeddedServer.stop` any repair
+of the built-in model (:class:`~desktop_rt.engine.models.repair_notice.RepairNotice`);
+:meth:`~EmbeddedServer.stop` (blocking: call it on a helper thread) waits for a start still
+under way, then stops the server and closes the backend. The functions below it:
 :func:`lower_thread_priority` (the helper thread calls it first, so the server, worker and model
 threads inherit it) and :func:`start_embedded_server`, which blocks until the server listens.
 Nothing here touches Qt.
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from desktop_rt.config import ServerSettings
 from desktop_rt.engine.asr.backend import AsrBackend
+from desktop_rt.engine.models.repair_notice import RepairNotice, watch_repairs
 from desktop_rt.errors import DesktopRtError
 
 if TYPE_CHECKING:
@@ -58,7 +61,7 @@ class EmbeddedServer:
     def __init__(
         self,
         backend_factory: Callable[[str], AsrBackend],
-        publish: Callable[[ServerState], None],
+        publish: Callable[[ServerState | RepairNotice], None],
         *,
         owns_backend: bool = True,
     ):
@@ -67,6 +70,7 @@ class EmbeddedServer:
         self._owns_backend = owns_backend
         self._backend: AsrBackend | None = None
         self._starting: threading.Thread | None = None
+        self._unwatch: Callable[[], None] | None = None
         self.server: RealtimeServer | None = None
 
     @property
@@ -77,6 +81,8 @@ class EmbeddedServer:
     def start(self, settings: ServerSettings, spec: str, message: str) -> None:
         """Publish "starting" with ``message``, then load and start on a helper thread."""
         self._publish(ServerState("starting", spec, message=message))
+        if self._unwatch is None:
+            self._unwatch = watch_repairs(self._publish)
         thread = threading.Thread(
             target=self.start_here, args=(settings, spec), name="desktop-rt-start", daemon=True
         )
@@ -114,6 +120,9 @@ class EmbeddedServer:
         if server is not None:
             server.stop()
         self._close_backend()
+        unwatch, self._unwatch = self._unwatch, None
+        if unwatch is not None:
+            unwatch()
 
     def _close_backend(self) -> None:
         backend, self._backend = self._backend, None

@@ -40,15 +40,20 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class LiveSettings:
-    """``language``: ISO code or None (detect); ``turn_detection``: None for push-to-talk."""
+    """``language``: ISO code or None (detect); ``turn_detection``: None for push-to-talk;
+    ``translate``: an English line beneath the captions (sent as its own update, so a model
+    that refuses it changes nothing else)."""
 
     language: str | None = None
     turn_detection: TurnDetectorSettings | None = None
+    translate: bool = False
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LiveSettings:
         hands_free = settings.audio.mode == HANDS_FREE
-        return cls(settings.transcription.language, settings.vad if hands_free else None)
+        transcription = settings.transcription
+        vad = settings.vad if hands_free else None
+        return cls(transcription.language, vad, transcription.translate)
 
     @property
     def hands_free(self) -> bool:
@@ -67,6 +72,10 @@ class LiveSettings:
                 turn_detection=self.turn_detection,
             )
         )
+
+    def translation_update(self) -> SessionUpdate:
+        """The ``session.update`` that turns live translation on or off."""
+        return SessionUpdate(SessionPatch(translate=self.translate))
 
 
 class LiveSession:
@@ -112,6 +121,8 @@ class LiveSession:
             self._on_event, emit_tentative=True, on_closed=self._closed
         )
         local.send(self.settings.session_update())
+        if self.settings.translate:
+            local.send(self.settings.translation_update())
         self.feed.set_sink(local, on_attached=self.recorder.set_origin)
         self.feed.start()
         self._local = local
@@ -128,6 +139,8 @@ class LiveSession:
         if settings == old or self._local is None:
             return
         self._local.send(settings.session_update())
+        if settings.translate != old.translate:
+            self._local.send(settings.translation_update())
         if settings.hands_free != old.hands_free:
             self.feed.set_hands_free(settings.hands_free)
 
@@ -136,6 +149,15 @@ class LiveSession:
         self.feed.stop()  # commits a turn still held
         if self._local is not None:
             self._local.end_input()
+
+    def save_unfinished(self) -> int:
+        """Save the words heard but not yet committed (:meth:`TranscriptRecorder.save_unfinished`)."""
+        return self.recorder.save_unfinished()
+
+    @property
+    def lag_seconds(self) -> float:
+        """How far its captions are behind the audio: seconds waiting for the recognizer."""
+        return self._local.lag_seconds if self._local is not None else 0.0
 
     def _on_event(self, event: ServerEvent) -> None:
         for update in self.recorder.handle(event):

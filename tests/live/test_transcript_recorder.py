@@ -196,3 +196,21 @@ def test_a_session_that_starts_hands_free_says_so(writer):
     assert writer.flush()
     with TranscriptStore(writer.path) as store:
         assert store.sessions()[0].mode == "hands_free"
+
+
+def test_a_quit_that_cannot_wait_keeps_the_words_heard_but_not_committed(writer):
+    """bench_app's 20 quits under load: 5 saved nothing while the recognizer was still busy."""
+    rec = TranscriptRecorder("s1", writer, mode="push_to_talk")
+    rec.handle(TranscriptionDelta("i1", "Ever tried."))
+    rec.handle(TranscriptionTentative("i1", " Ever failed"))
+    rec.handle(TranscriptionTentative("i2", "No matter"))  # a turn with nothing committed yet
+    rec.handle(TranscriptionCompleted("i0", "Done.", 1.0))  # finished turns stay as they are
+    assert rec.save_unfinished() == 2
+    turns = {t.text: t.completed for t in saved_turns(writer)}
+    assert turns == {"Ever tried. Ever failed": False, "No matter": False, "Done.": True}
+    rec.handle(TranscriptionCompleted("i2", "No matter, try again.", 2.0))  # a late commit wins
+    assert {t.text for t in saved_turns(writer)} == {
+        "Ever tried. Ever failed",
+        "No matter, try again.",
+        "Done.",
+    }

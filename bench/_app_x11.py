@@ -1,0 +1,222 @@
+"""bench_app part ``x11``: the real window under Xvfb, its real microphone path, a Qt heartbeat.
+
+The parent (:func:`part_x11`) starts a throwaway desktop (tests/e2e/desktop_session: Xvfb,
+openbox, a PulseAudio null sink as the microphone) and runs this file as a child in it: the
+app as ``desktop-rt gui`` builds it (xcb window, hands-free, the ``pulse`` ALSA device through
+PortAudio), with a 10 ms QTimer heartbeat on the UI thread. Once listening, the child plays the
+stream into the sink with ``paplay`` at 1x and notes, on the wall clock, when the first loud
+sample reached the capture callback (the stream's t=0 as the app hears it), every caption the
+window showed, and every heartbeat. The parent aligns the words (offline word ends, as part
+``latency``) and reports word-end-to-committed-caption latency and the longest heartbeat gap
+(how long the event loop was blocked) while transcribing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+
+LOUD = 1e-3
+HEARTBEAT_MS = 10
+
+
+class _ArrivalWatch:
+    """An AudioSource wrapper noting when the first loud sample reached the capture callback."""
+
+    def __init__(self, source):
+        self._source = source
+        self.name = source.name
+        self.first_loud: float | None = None
+
+    @property
+    def samplerate(self) -> int:
+        return self._source.samplerate
+
+    def start(self, on_block, on_status) -> None:
+        def block(samples) -> None:
+            if self.first_loud is None:
+                loud = np.flatnonzero(np.abs(samples) > LOUD)
+                if len(loud):
+                    back = (len(samples) - loud[0]) / self._source.samplerate
+                    self.first_loud = time.monotonic() - back
+            on_block(samples)
+
+        self._source.start(block, on_status)
+
+    def stop(self) -> None:
+        self._source.stop()
+
+
+def child(wav: str, out: str, seconds: float, nice: bool) -> None:
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_rt.config import HANDS_FREE, AudioSettings, ServerSettings, Settings
+    from desktop_rt.live import embedded_server
+    from desktop_rt.ui.app import build_app
+    from desktop_rt.ui.controller import default_source
+
+    if not nice:  # --no-nice: the engine's threads at the UI's priority, to see what it costs
+        embedded_server.lower_thread_priority = lambda niceness=0: None
+    app = QApplication([])
+    app.setQuitOnLastWindowClosed(False)  # as the app: quit once the last words are saved
+    watch: list[_ArrivalWatch] = []
+
+    def source(settings):
+        watch.append(_ArrivalWatch(default_source(settings)))
+        return watch[-1]
+
+    settings = Settings().with_group(
+        server=ServerSettings(port=0), audio=AudioSettings(mode=HANDS_FREE, input_device="pulse")
+    )
+    tmp = Path(tempfile.mkdtemp(prefix="bench-app-x11-"))
+    desk = build_app(
+        settings=settings,
+        source_factory=source,
+        history_path=tmp / "history.sqlite3",
+        persist_settings=False,
+    )
+    beats: list[float] = []
+    updates: list[tuple[float, str, str]] = []
+    finals: list[bool] = []
+    desk.controller.bridge.caption.connect(
+        lambda turn: (
+            updates.append((time.monotonic(), turn.item_id, turn.committed)),
+            finals.append(turn.final),
+        )
+    )
+    state: dict = {"play": None, "player": None, "closing": False}
+
+    def step() -> None:
+        now = time.monotonic()
+        if state["play"] is None and desk.controller.listening:
+            state["play"] = now
+            state["player"] = subprocess.Popen(["paplay", "--device=e2e_mic", wav])
+        elif state["play"] is not None and not state["closing"]:
+            played = state["player"].poll() is not None
+            live = desk.controller.live
+            caught_up = live is not None and live.lag_seconds < 0.5
+            quiet = bool(updates) and finals[-1] and now - updates[-1][0] > 3.0
+            if (played and quiet and caught_up) or now - state["play"] > seconds + 120:
+                state["closing"], state["end"] = True, now
+                desk.window.close()
+        elif state["closing"] and desk.controller.stopped.is_set():
+            desk.dispose()
+            app.quit()
+
+    heartbeat, stepper = QTimer(), QTimer()
+    heartbeat.timeout.connect(lambda: beats.append(time.monotonic()))
+    stepper.timeout.connect(step)
+    heartbeat.start(HEARTBEAT_MS)
+    stepper.start(100)
+    desk.window.show()
+    desk.start()
+    app.exec()
+    play, end = state["play"], state.get("end")
+    during = [b for b in beats if play is not None and end is not None and play <= b <= end]
+    gaps = np.diff(during) if len(during) > 1 else np.zeros(1)
+    report = {
+        "play": play,
+        "first_loud": watch[-1].first_loud if watch else None,
+        "updates": updates,
+        "beats": len(during),
+        "max_gap_s": float(gaps.max()),
+        "p99_gap_s": float(np.percentile(gaps, 99)),
+        "gaps_over_50ms": int((gaps > 0.05).sum()),
+        "gaps_over_100ms": int((gaps > 0.1).sum()),
+    }
+    Path(out).write_text(json.dumps(report))
+
+
+def _latencies(report: dict, stream: C.Stream, reference) -> dict:
+    from _align import align_ends, percentile
+
+    loud = np.flatnonzero(np.abs(stream.audio) > LOUD)
+    t0 = report["first_loud"] - loud[0] / C.SAMPLE_RATE  # the stream's t=0 as captured
+    per_turn: dict[str, list[tuple[str, float]]] = {}
+    for t, item, committed in report["updates"]:
+        old, words = per_turn.get(item, []), []
+        for k, tok in enumerate(C.norm_tokens(committed)):
+            words.append(old[k] if k < len(old) and old[k][0] == tok else (tok, t))
+        per_turn[item] = words
+    emitted = [{"text": tok, "t": t} for item in per_turn for tok, t in per_turn[item]]
+    ends = align_ends(emitted, reference)
+    lat = [w["t"] - t0 - e for w, e in zip(emitted, ends, strict=True) if e is not None]
+    text = " ".join(w["text"] for w in emitted)
+    return {
+        "words": len(emitted),
+        "matched": len(lat),
+        "median_s": percentile(lat, 50),
+        "p90_s": percentile(lat, 90),
+        "max_s": max(lat) if lat else None,
+        "wer": C.wer(stream.reference, text),
+        "turns": len(per_turn),
+        "capture_start_s": t0 - report["play"],  # paplay spawn to the stream's t=0 captured
+    }
+
+
+def part_x11(args) -> dict:
+    """One run of ``args.stream`` at 1x through the real window under Xvfb."""
+    import soundfile
+
+    sys.path.insert(0, str(C.ROOT))
+    from _align import alignment_words
+
+    from desktop_rt.engine.models.embedded import ensure_default_model
+    from tests.e2e.desktop_session import desktop
+
+    stream = C.build_stream(args.stream)
+    reference = alignment_words(ensure_default_model(), stream, 1, None)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-app-x11-"))
+    wav, out = tmp / "stream.wav", tmp / "report.json"
+    soundfile.write(wav, stream.audio, C.SAMPLE_RATE)
+    with desktop(tmp) as env:
+        nice = "nice" if args.engine_nice else "no-nice"
+        cmd = [sys.executable, __file__, str(wav), str(out), str(stream.seconds), nice]
+        subprocess.run(cmd, env=env, check=True, timeout=stream.seconds + 300)
+    report = json.loads(out.read_text())
+    result = {k: v for k, v in report.items() if k not in ("updates", "play", "first_loud")}
+    result |= _latencies(report, stream, reference)
+    return {
+        "stream": stream.name,
+        "seconds": stream.seconds,
+        "engine_nice": args.engine_nice,
+        "run": result,
+    }
+
+
+if __name__ == "__main__":
+    child(sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4] == "nice")
+
+
+def render_x11(x: dict) -> list[str]:
+    r = x["run"]
+    return [
+        "## (x11) The real window under Xvfb, its real microphone path",
+        "",
+        f"Stream `{x['stream']}` ({x['seconds']:.1f} s) played with `paplay` at 1x into a PulseAudio "
+        "null sink that the app reads through PortAudio (ALSA `pulse`), hands-free, xcb window "
+        "under Xvfb + openbox. Latency: offline word end (captured clock) → committed word shown; "
+        f"event loop: a {HEARTBEAT_MS} ms QTimer heartbeat on the UI thread while transcribing. "
+        + (
+            "Engine threads niced as shipped."
+            if x.get("engine_nice", True)
+            else "Engine threads not niced (--no-engine-nice)."
+        ),
+        "",
+        "| words | matched | median | p90 | max | WER | turns | longest UI stall | p99 gap | gaps > 50 ms | > 100 ms |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| {r['words']} | {r['matched']} | {r['median_s']:.2f} s | {r['p90_s']:.2f} s | "
+        f"{r['max_s']:.2f} s | {r['wer']:.3f} | {r['turns']} | {r['max_gap_s'] * 1000:.0f} ms | "
+        f"{r['p99_gap_s'] * 1000:.0f} ms | {r['gaps_over_50ms']} | {r['gaps_over_100ms']} |",
+        "",
+    ]
