@@ -17,11 +17,12 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal, get_args, get_type_hints
 
+from desktop_rt.config_migrations import MIGRATIONS
+from desktop_rt.dictation.settings import DictationSettings
 from desktop_rt.engine.audio.vad import TurnDetectorSettings
 from desktop_rt.engine.models.embedded import DEFAULT_MODEL_ID
 from desktop_rt.errors import DesktopRtError
@@ -33,6 +34,11 @@ __all__ = [
     "Mode",
     "PUSH_TO_TALK",
     "HANDS_FREE",
+    "SourceKind",
+    "MICROPHONE",
+    "SYSTEM_AUDIO",
+    "MEETING",
+    "APPLICATION",
     "Theme",
     "THEMES",
     "AudioSettings",
@@ -41,6 +47,7 @@ __all__ = [
     "OverlaySettings",
     "TranscriptionSettings",
     "ServerSettings",
+    "ShareSettings",
     "WindowSettings",
     "Settings",
     "LoadedSettings",
@@ -62,6 +69,15 @@ Mode = Literal["push_to_talk", "hands_free"]
 PUSH_TO_TALK: Mode = "push_to_talk"
 HANDS_FREE: Mode = "hands_free"
 
+SourceKind = Literal["microphone", "system", "meeting", "application"]
+MICROPHONE: SourceKind = "microphone"
+SYSTEM_AUDIO: SourceKind = "system"
+"""What the computer plays (a loopback of an output)."""
+MEETING: SourceKind = "meeting"
+"""The microphone ("You") and system audio ("Others") at once."""
+APPLICATION: SourceKind = "application"
+"""One application's sound (Linux: PulseAudio or PipeWire)."""
+
 Theme = Literal["system", "light", "dark", "high_contrast"]
 THEMES: tuple[Theme, ...] = get_args(Theme)
 
@@ -75,6 +91,12 @@ class AudioSettings:
     input_device: str | None = None
     """Device name as sounddevice lists it; None: the system default input."""
     mode: Mode = PUSH_TO_TALK
+    source: SourceKind = MICROPHONE
+    """What is captioned: the microphone, system audio, both (meeting mode) or one application."""
+    output_device: str | None = None
+    """The output whose sound is captured, as soundcard names it; None: the default output."""
+    application: str | None = None
+    """The application captured (source "application", or meeting's "Others"), by its name."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +129,8 @@ class TranscriptionSettings:
     """The embedded model id, or a local model folder (absolute path)."""
     model_folders: tuple[str, ...] = ()
     """Local model folders the user added in the models dialog."""
+    translate: bool = False
+    """Show an English translation beneath the captions (docs/design/translation.md)."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +139,16 @@ class ServerSettings:
     api_key: str | None = None
     """None: no key required (the server only listens on 127.0.0.1)."""
     allowed_origins: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ShareSettings:
+    """The caption page for other screens, off by default (docs/design/captions_page.md).
+    ``port``: on every interface; ``token``: the viewers' secret (not the API key)."""
+
+    enabled: bool = False
+    port: int = 8778
+    token: str | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +169,8 @@ class Settings:
     transcription: TranscriptionSettings = field(default_factory=TranscriptionSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
     window: WindowSettings = field(default_factory=WindowSettings)
+    share: ShareSettings = field(default_factory=ShareSettings)
+    dictation: DictationSettings = field(default_factory=DictationSettings)
 
     def with_group(self, **groups: Any) -> Settings:
         """A copy with whole groups replaced: ``settings.with_group(captions=CaptionSettings(...))``."""
@@ -162,63 +198,8 @@ _BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
     ("overlay", "font_size"): (8, 120),
     ("overlay", "opacity"): (0.1, 1.0),
     ("server", "port"): (0, 65_535),
+    ("share", "port"): (0, 65_535),
 }
-
-
-# --- migrations -------------------------------------------------------------------------------
-
-
-def _migrate_v1(doc: dict[str, Any]) -> dict[str, Any]:
-    """Version 1 (0.0.x previews) was flat: ``push_to_talk``, ``device``, ``font``, ``vad_*``."""
-    old = dict(doc)
-    new: dict[str, Any] = {"version": 2}
-    groups: dict[str, dict[str, Any]] = {}
-
-    def put(group: str, key: str, value: Any) -> None:
-        groups.setdefault(group, {})[key] = value
-
-    renames = {
-        "device": ("audio", "input_device"),
-        "font": ("captions", "font_size"),
-        "vad_threshold": ("vad", "threshold"),
-        "vad_silence_ms": ("vad", "silence_ms"),
-        "vad_padding_ms": ("vad", "prefix_padding_ms"),
-        "language": ("transcription", "language"),
-        "model": ("transcription", "model_id"),
-        "port": ("server", "port"),
-        "api_key": ("server", "api_key"),
-        "overlay": ("overlay", "enabled"),
-        "geometry": ("window", "geometry"),
-    }
-    for key, (group, name) in renames.items():
-        if key in old:
-            put(group, name, old.pop(key))
-    if "push_to_talk" in old:
-        put("audio", "mode", PUSH_TO_TALK if old.pop("push_to_talk") else HANDS_FREE)
-    old.pop("version", None)
-    new.update(groups)
-    new.update({k: v for k, v in old.items() if k not in new})  # unknown keys: reported later
-    return new
-
-
-def _migrate_v2(doc: dict[str, Any]) -> dict[str, Any]:
-    """Version 2 named the pause that ends a turn ``vad.silence_ms``; now ``silence_duration_ms``
-    (the name of the engine's :class:`TurnDetectorSettings` and of the protocol)."""
-    new = {**doc, "version": 3}
-    vad = doc.get("vad")
-    if isinstance(vad, dict) and "silence_ms" in vad:
-        vad = dict(vad)
-        silence = vad.pop("silence_ms")
-        vad.setdefault("silence_duration_ms", silence)
-        new["vad"] = vad
-    return new
-
-
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    1: _migrate_v1,
-    2: _migrate_v2,
-}
-"""``MIGRATIONS[n]`` turns a version-``n`` document into a version-``n+1`` one."""
 
 
 # --- dict <-> dataclass -----------------------------------------------------------------------

@@ -20,10 +20,16 @@ APT_PACKAGES=(
   libxcb-xinerama0 libxcb-randr0 libxcb-render-util0 libxcb-image0 libegl1 libgl1
   libfontconfig1 libdbus-1-3
   libxtst6 curl
+  libpulse0  # system audio: soundcard records a loopback through PulseAudio/PipeWire
 )
 # The end-to-end test (tests/e2e): a window manager, XTest keys and a virtual microphone.
 if [ "${1:-}" = "--test" ]; then
   APT_PACKAGES+=(openbox xdotool x11-utils pulseaudio pulseaudio-utils libasound2-plugins)
+  # (pulseaudio + pulseaudio-utils also serve the system-audio tests: a daemon, paplay, parec)
+  APT_PACKAGES+=(python3-tk)  # dictation tests: the other app's text field (tests/support)
+  # the official Node SDK as a realtime client (tests/node); NodeSource's nodejs bundles npm
+  command -v node >/dev/null && command -v npm >/dev/null || APT_PACKAGES+=(nodejs npm)
+  APT_PACKAGES+=(chromium)  # the caption page's headless-browser test (tests/engine/server)
 fi
 
 missing=()

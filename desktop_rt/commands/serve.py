@@ -1,4 +1,9 @@
-"""``desktop-rt serve``: the realtime server, headless, until SIGINT or SIGTERM."""
+"""``desktop-rt serve``: the realtime server, headless, until SIGINT or SIGTERM.
+
+With ``--tls-cert``/``--tls-key`` (or ``--tls-self-signed``, a pair made once in the config
+dir's ``tls/`` folder) it serves ``wss://`` and ``https://`` and prints the certificate's
+SHA-256 fingerprint.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from desktop_rt.errors import DesktopRtError
 if TYPE_CHECKING:
     from desktop_rt.engine.asr.backend import AsrBackend
     from desktop_rt.engine.models.catalogue import ModelsConfig
+    from desktop_rt.engine.server.tls import TlsFiles
 
 __all__ = ["add_parser", "run"]
 
@@ -36,7 +42,75 @@ def add_parser(sub: Any) -> None:
         default=None,
         help="models to serve (default: models.toml in the config dir); ignored with --model",
     )
+    p.add_argument(
+        "--tls-cert", default=None, help="PEM certificate (chain): serve wss:// and https://"
+    )
+    p.add_argument("--tls-key", default=None, help="PEM private key of --tls-cert (unencrypted)")
+    p.add_argument(
+        "--tls-self-signed",
+        action="store_true",
+        help="serve wss:// with a self-signed certificate made once in the config dir",
+    )
+    p.add_argument(
+        "--cpu-budget",
+        type=_cpu_budget,
+        default=0.8,
+        help="share of the inference threads passes may use over any 10 s (0 to 1, default 0.8)",
+    )
+    p.add_argument(
+        "--max-sessions",
+        type=_max_sessions,
+        default=None,
+        help="websocket sessions open at once (default: from memory and cores; 0: no limit)",
+    )
     p.set_defaults(func=run)
+
+
+def _cpu_budget(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number above 0 and at most 1, not {text!r}")
+    return value
+
+
+def _max_sessions(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"must be a whole number, 0 or more, not {text!r}")
+    return int(text)
+
+
+def _tls_files(args: argparse.Namespace) -> TlsFiles | None:
+    """The certificate and key the arguments name (made now for --tls-self-signed), or None."""
+    from pathlib import Path
+
+    from desktop_rt.engine.server.tls import (
+        TlsFiles,
+        fingerprint,
+        self_signed_pair,
+        server_context,
+    )
+    from desktop_rt.paths import config_dir
+
+    cert, key = getattr(args, "tls_cert", None), getattr(args, "tls_key", None)
+    self_signed = bool(getattr(args, "tls_self_signed", False))
+    if self_signed and (cert or key):
+        raise DesktopRtError("--tls-self-signed makes its own pair: drop --tls-cert and --tls-key.")
+    if bool(cert) != bool(key):
+        raise DesktopRtError("--tls-cert and --tls-key go together: give both files, or neither.")
+    if self_signed:
+        files, created = self_signed_pair(config_dir() / "tls", args.host)
+        made = "made" if created else "using"
+        print(f"desktop-rt: {made} the self-signed certificate {files.cert}", flush=True)
+    elif cert and key:
+        files = TlsFiles(Path(cert), Path(key))
+    else:
+        return None
+    server_context(files)  # a clear error before the model loads
+    print(f"desktop-rt: TLS certificate SHA-256 fingerprint {fingerprint(files.cert)}", flush=True)
+    return files
 
 
 def _what_to_serve(
@@ -71,15 +145,20 @@ def run(args: argparse.Namespace) -> int:
     import signal
     import threading
 
+    from desktop_rt.engine.asr.worker import WorkerConfig
     from desktop_rt.engine.server.server import RealtimeServer, ServerConfig
 
+    tls = _tls_files(args)
     model_id, models, loader = _what_to_serve(args)
     config = ServerConfig(
+        tls=tls,
         host=args.host,
         port=args.port,
         api_key=args.api_key or None,
         model_id=model_id,
         models=models,
+        worker=WorkerConfig(cpu_budget=args.cpu_budget),
+        max_sessions=args.max_sessions,
     )
     server = RealtimeServer(config, loader)
     stop = threading.Event()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QUrl, Signal
+from PySide6.QtCore import QByteArray, QTimer, QUrl, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QIcon
 from PySide6.QtWidgets import (
     QApplication,
@@ -27,7 +27,9 @@ from PySide6.QtWidgets import (
 from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, Settings
 from desktop_rt.live.file_import import ImportResult
 from desktop_rt.ui.bridge import ServerState
+from desktop_rt.ui.caption_share import CaptionShareControl
 from desktop_rt.ui.controller import AppController
+from desktop_rt.ui.dictation import DictationAdapter
 from desktop_rt.ui.file_import import AUDIO_FILTER
 from desktop_rt.ui.live_page import LivePage, describe
 from desktop_rt.ui.shortcuts import help_text, make_action
@@ -78,6 +80,10 @@ class MainWindow(QMainWindow):
         self.import_row = ImportRow()
         self.setAcceptDrops(True)  # an audio file dropped anywhere on the window is imported
         self.overlay = CaptionOverlay(settings.overlay)
+        self.share = CaptionShareControl(controller, self)  # docs/design/captions_page.md
+        self.closing.connect(self.share.shutdown)
+        self.dictation = DictationAdapter(controller)  # docs/design/dictation.md
+        self.closing.connect(self.dictation.shutdown)
         self._build()
         self._connect()
         self.theme.apply(settings.appearance.theme)
@@ -153,6 +159,7 @@ class MainWindow(QMainWindow):
         tools = bar.addMenu("&Tools")
         tools.addAction(make_action(self, "models", "Models…", self.open_models))
         tools.addAction(make_action(self, "settings", "Settings…", self.open_settings))
+        tools.addAction("Share captions…", lambda: self.share.open_dialog(self))
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(
             "Keyboard shortcuts",
@@ -179,6 +186,7 @@ class MainWindow(QMainWindow):
         b.speech.connect(live.set_speech)
         b.error.connect(self.status_panel.show_message)
         b.mic_status.connect(self.status_panel.set_mic)
+        b.model_repair.connect(self.status_panel.show_repair)
         b.server_state.connect(self._on_server_state)
         b.store_problem.connect(self._on_store_problem)
         b.session_closed.connect(lambda _uid: self.history.refresh())
@@ -194,6 +202,9 @@ class MainWindow(QMainWindow):
         c.recording_changed.connect(self._set_recording)
         c.mode_changed.connect(live.set_mode)
         c.clients_changed.connect(self.status_panel.set_clients)
+        self._lag_timer = QTimer(self, interval=1000)  # "captions N s behind" (issue 15)
+        self._lag_timer.timeout.connect(self._show_lag)
+        self._lag_timer.start()
         c.settings_changed.connect(self._on_settings)
         self.status_panel.retry.connect(self._retry)
         self.listen_button.clicked.connect(lambda: c.toggle_listening())
@@ -210,6 +221,10 @@ class MainWindow(QMainWindow):
             self.overlay.show()
 
     # ---- rendering ---------------------------------------------------------------------------
+
+    def _show_lag(self) -> None:
+        live = self.controller.live
+        self.status_panel.set_lag(live.lag_seconds if live is not None else 0.0)
 
     def _is_talk_target(self, widget: QWidget | None) -> bool:
         if self.tabs.currentWidget() is not self.live:

@@ -25,12 +25,15 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSlider,
     QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, Settings
 from desktop_rt.engine.audio.microphone import InputDevice, list_input_devices
+from desktop_rt.ui.dialogs.dictation_group import DictationGroup
+from desktop_rt.ui.dialogs.source_combo import source_combo
 from desktop_rt.ui.widgets.level_meter import LevelMeter
 
 __all__ = ["SettingsDialog", "LANGUAGES", "THEME_NAMES"]
@@ -105,9 +108,16 @@ class SettingsDialog(QDialog):
         self.setWindowTitle("Settings")
         self._settings = settings
         layout = QVBoxLayout(self)
-        layout.addWidget(self._audio_group(settings, devices))
-        layout.addWidget(self._captions_group(settings))
-        layout.addWidget(self._server_group(settings))
+        # One tab per concern (Ctrl+Tab moves between them): the dialog fits small screens,
+        # and each tab's mnemonics only need to differ from each other.
+        self.tabs = QTabWidget()
+        self.tabs.setAccessibleName("Settings pages")
+        self.tabs.addTab(self._audio_group(settings, devices), "Audio")
+        self.tabs.addTab(self._captions_group(settings), "Captions")
+        self.tabs.addTab(self._server_group(settings), "Server")
+        self.dictation = DictationGroup(settings.dictation)
+        self.tabs.addTab(self.dictation, "Dictation")
+        layout.addWidget(self.tabs)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
@@ -135,6 +145,8 @@ class SettingsDialog(QDialog):
             )
         self.device.setCurrentIndex(max(0, self.device.findData(settings.audio.input_device)))
         _row(form, "&Input device", self.device, self.device)
+        self.source = source_combo(settings.audio)
+        _row(form, "&Listen to", self.source, self.source)
         self.mode = QComboBox()
         self.mode.addItem("Push-to-talk: hold Space or the Talk button", PUSH_TO_TALK)
         self.mode.addItem("Hands-free: a pause ends each turn", HANDS_FREE)
@@ -187,6 +199,10 @@ class SettingsDialog(QDialog):
         _row(form, "T&heme", self.theme, self.theme)
         self.language = language_combo(settings.transcription.language)
         _row(form, "&Language", self.language, self.language)
+        self.translate = QCheckBox("Translate to &English (a second line beneath the captions)")
+        self.translate.setChecked(settings.transcription.translate)
+        self.translate.setAccessibleName("Translate to English")
+        form.addRow(self.translate)
         self.overlay = QCheckBox("Show the always-on-top caption o&verlay")
         self.overlay.setChecked(settings.overlay.enabled)
         self.overlay.setAccessibleName("Show the caption overlay")
@@ -250,7 +266,12 @@ class SettingsDialog(QDialog):
         )
         return s.with_group(
             audio=replace(
-                s.audio, input_device=self.device.currentData(), mode=self.mode.currentData()
+                s.audio,
+                input_device=self.device.currentData(),
+                mode=self.mode.currentData(),
+                source=self.source.currentData()[0],
+                application=self.source.currentData()[1],
+                output_device=self.source.currentData()[2],
             ),
             vad=replace(
                 s.vad,
@@ -270,7 +291,12 @@ class SettingsDialog(QDialog):
                 font_size=self.overlay_font.value(),
                 opacity=round(self.overlay_opacity.value(), 2),
             ),
-            transcription=replace(s.transcription, language=self.language.currentData()),
+            transcription=replace(
+                s.transcription,
+                language=self.language.currentData(),
+                translate=self.translate.isChecked(),
+            ),
+            dictation=self.dictation.result(),
             server=replace(
                 s.server, port=self.port.value(), api_key=key or None, allowed_origins=origins
             ),

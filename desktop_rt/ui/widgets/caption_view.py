@@ -7,6 +7,8 @@ Tentative words fill at most one line more than the paragraph had, so the view n
 more than a line per update. The view follows new text while the user is at the bottom (else a
 "Jump to latest" button shows). Committed words are announced to screen readers, rate-limited
 (:class:`~desktop_rt.ui.widgets.announcements.AnnouncementQueue`); :attr:`announced` echoes them.
+A turn's English translation, when live translation is on, is a second line of its paragraph
+(after a line separator, smaller and in a muted colour; its tentative tail dimmed as well).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from desktop_rt.ui.widgets.announcements import AnnouncementQueue
 __all__ = ["CaptionView"]
 
 _FOLLOW_SLACK = 8  # pixels from the bottom that still count as "at the bottom"
+_LINE_BREAK = "\u2028"  # a line break inside a paragraph: one turn stays one block
+_TRANSLATION_SCALE = 0.85  # the English line's size, relative to the captions' own
 MAX_TURNS = 300  # turns kept on screen (about an hour and a half of speech)
 
 
@@ -149,11 +153,14 @@ class CaptionView(QTextEdit):
             )
             cursor.removeSelectedText()
         committed = turn.committed.lstrip() if turn.committed else ""
+        if turn.speaker:  # meeting mode: "You: ", "Others: "
+            cursor.insertText(f"{turn.speaker}: ", self._speaker_format())
         cursor.insertText(committed, self._committed_format())
         tentative = turn.tentative if turn.committed else turn.tentative.lstrip()
         if tentative:
             cursor.insertText(tentative, self._tentative_format())
         self._limit_lines(turn.item_id, len(committed))
+        self._insert_translation(turn)
         if committed:
             self._announcements.committed(turn.item_id, committed)
             self._announce()
@@ -193,6 +200,28 @@ class CaptionView(QTextEdit):
             count = block.layout().lineCount()
         self._lines[item_id] = count
 
+    def _insert_translation(self, turn: CaptionTurn) -> None:
+        """The turn's English line at the end of its paragraph (none without translation)."""
+        final, tentative = turn.translation.strip(), turn.translation_tentative
+        if not final and not tentative.strip():
+            return
+        block = self.document().findBlockByNumber(self._blocks[turn.item_id])
+        cursor = QTextCursor(block)
+        cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock)
+        cursor.insertText(_LINE_BREAK, self._translation_format())
+        cursor.insertText(final, self._translation_format())
+        tentative = tentative if final else tentative.lstrip()
+        if tentative:
+            cursor.insertText(tentative, self._translation_format(tentative=True))
+
+    def translation_text(self, item_id: str) -> str:
+        """The English line shown for ``item_id`` ("" when there is none)."""
+        number = self._blocks.get(item_id)
+        if number is None:
+            return ""
+        text = self.document().findBlockByNumber(number).text()
+        return text.partition(_LINE_BREAK)[2]
+
     def _announce(self) -> None:
         """Tell screen readers the committed words queued, unless that was done too recently."""
         now = time.monotonic()
@@ -229,6 +258,26 @@ class CaptionView(QTextEdit):
         )
         fmt.setForeground(dim)
         fmt.setFontItalic(True)
+        return fmt
+
+    def _translation_format(self, tentative: bool = False) -> QTextCharFormat:
+        fmt = self._tentative_format() if tentative else QTextCharFormat()
+        if not tentative:
+            text = self.palette().color(QPalette.ColorRole.Text)
+            base = self.palette().color(QPalette.ColorRole.Base)
+            fmt.setForeground(  # muted, well above the tentative words' contrast
+                QColor(
+                    (text.red() * 3 + base.red()) // 4,
+                    (text.green() * 3 + base.green()) // 4,
+                    (text.blue() * 3 + base.blue()) // 4,
+                )
+            )
+        fmt.setFontPointSize(max(6.0, self.font().pointSizeF() * _TRANSLATION_SCALE))
+        return fmt
+
+    def _speaker_format(self) -> QTextCharFormat:
+        fmt = self._committed_format()
+        fmt.setFontWeight(QFont.Weight.Bold)
         return fmt
 
     def _style_block(self, item_id: str, current: bool, final: bool = False) -> None:

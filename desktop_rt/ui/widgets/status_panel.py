@@ -1,7 +1,8 @@
-"""The status area: model, microphone, server address and key (with copy buttons), clients, errors.
+"""The status area: model, microphone, server address and key (with copy buttons), clients, errors,
+and "captions N s behind" while the recognizer is more than ``LAG_SHOWN_SECONDS`` behind.
 
 A microphone that is lost or silent shows its message with a Retry button (:attr:`retry`
-signal). Colours come from the application style sheet (ui/theme.py): labels carry object names
+signal); a repair of the built-in model shows while it runs (:meth:`StatusPanel.show_repair`). Colours come from the application style sheet (ui/theme.py): labels carry object names
 and an ``error`` property instead of colours of their own, so every theme keeps them readable.
 """
 
@@ -20,9 +21,12 @@ from desktop_rt.engine.audio.sources import (
     SILENT,
     SourceStatus,
 )
+from desktop_rt.engine.models.repair_notice import RepairNotice
 from desktop_rt.ui.bridge import ServerState
 
-__all__ = ["StatusPanel"]
+__all__ = ["StatusPanel", "LAG_SHOWN_SECONDS"]
+
+LAG_SHOWN_SECONDS = 2.0  # less lag than this is normal streaming and not shown
 
 _DOT = {"ok": "#3f9c5a", "busy": "#d9a62b", "bad": "#c8463d", "off": "#8a94a6"}
 
@@ -53,6 +57,7 @@ class StatusPanel(QWidget):
         self.set_server(ServerState("stopped", ""))
         self.set_mic(None)
         self.set_clients(0)
+        self.set_lag(0.0)
         self.clear_message()
 
     def _build_widgets(self) -> None:
@@ -62,6 +67,8 @@ class StatusPanel(QWidget):
         self.server_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.key_label = QLabel()
         self.clients_label = QLabel()
+        self.lag_label = QLabel()
+        self.lag_label.setAccessibleName("Caption delay")
         self.copy_url = QPushButton("Copy URL")
         self.copy_key = QPushButton("Copy key")
         self.copy_url.clicked.connect(lambda: self._copy(self._url))
@@ -114,6 +121,7 @@ class StatusPanel(QWidget):
         grid.addLayout(key_row, 1, 3)
         grid.addWidget(title("Clients"), 2, 2)
         grid.addWidget(self.clients_label, 2, 3)
+        grid.addWidget(self.lag_label, 2, 0, 1, 2)
         message_row = QHBoxLayout()
         message_row.addWidget(self.message_label, 1)
         message_row.addWidget(self.retry_button, 0, Qt.AlignmentFlag.AlignTop)
@@ -184,6 +192,16 @@ class StatusPanel(QWidget):
             if count == 0
             else f"{count} other program{'s' if count != 1 else ''} connected"
         )
+
+    def set_lag(self, seconds: float) -> None:
+        """Show how far captions are behind, only past ``LAG_SHOWN_SECONDS``."""
+        behind = seconds > LAG_SHOWN_SECONDS
+        self.lag_label.setText(f"{_dot('busy')} captions {seconds:.0f} s behind" if behind else "")
+        self.lag_label.setVisible(behind)
+
+    def show_repair(self, notice: RepairNotice) -> None:
+        """A rebuild of the built-in model: shown while under way, then what was rebuilt."""
+        self.show_message(notice.message, error=False)
 
     def show_message(self, text: str, error: bool = True, *, mic: bool = False) -> None:
         """Show ``text`` (red when ``error``); ``mic``: it goes once the microphone is open."""
