@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from desktop_rt.core_types import SAMPLE_RATE, Word
+from desktop_rt.errors import AudioDecodeError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -192,6 +193,9 @@ def run(args: argparse.Namespace) -> int:
         backend.close()
     for warning in reader.report.warnings():
         print(f"desktop-rt: warning: {warning}", file=sys.stderr)
+    if reader.report.non_finite == reader.report.values:  # none usable: not an empty exit 0
+        what = "every sample is NaN or infinite" if reader.report.values else "it holds no samples"
+        raise AudioDecodeError(f"{args.file}: {what}; nothing to transcribe")
 
     transcript = Transcript(segments=segments_from_words(words), language=language)
     if args.output:

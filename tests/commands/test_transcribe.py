@@ -120,6 +120,19 @@ def test_a_truncated_mp3_is_transcribed_as_far_as_it_goes(model, capsys, tmp_pat
     assert "fail better" in out.lower() and "dashwood" not in out.lower()
 
 
+@pytest.mark.parametrize(
+    ("samples", "said"),
+    [(np.zeros(0), "holds no samples"), (np.full(16000, np.nan), "NaN or infinite")],
+    ids=["no-samples", "all-nan"],
+)
+def test_a_file_with_no_usable_audio_exits_1(model, capsys, tmp_path, samples, said):
+    """Nothing was transcribed: not exit 0 with an empty transcript."""
+    code, out, err = transcribe(capsys, float_wav(tmp_path, "bad", samples), "-q")
+    assert code == 1
+    assert said in err and "nothing to transcribe" in err
+    assert not out.strip()
+
+
 def test_the_partial_exit_code_is_documented(capsys):
     with pytest.raises(SystemExit):
         cli.main(["transcribe", "--help"])

@@ -259,7 +259,29 @@ def _probe(path: Path) -> tuple[float | None, str]:
         av.logging.set_level(level)
     if any("duration from bitrate" in message for _, _, message in messages):
         declared = None
-    return declared, codec
+    return declared if declared is not None else _wav_declared_seconds(path), codec
+
+
+def _wav_declared_seconds(path: Path) -> float | None:
+    """The length a RIFF/WAVE header's data size states (FFmpeg clamps it to the file, so a
+    truncated WAV would look whole); None for other files and for a streamed WAV's placeholder
+    size (0 or 0xFFFFFFFF)."""
+    with path.open("rb") as fh:
+        head = fh.read(12)
+        if head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+            return None
+        rate = block_align = 0
+        while len(chunk := fh.read(8)) == 8:
+            size = int.from_bytes(chunk[4:], "little")
+            if chunk[:4] == b"data":
+                if size in (0, 0xFFFFFFFF) or not rate or not block_align:
+                    return None
+                return size // block_align / rate
+            body = fh.read(size + size % 2)
+            if chunk[:4] == b"fmt " and len(body) >= 14:
+                rate = int.from_bytes(body[4:8], "little")
+                block_align = int.from_bytes(body[12:14], "little")
+    return None
 
 
 def _float_channels(frame: Any) -> np.ndarray:

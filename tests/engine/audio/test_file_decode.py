@@ -119,6 +119,33 @@ def test_a_file_cut_inside_a_packet_is_partial_not_an_error(tmp_path):
         load_audio_file(cut)  # the whole-file loader stays strict
 
 
+def test_a_truncated_wav_is_partial(tmp_path):
+    """FFmpeg clamps a WAV's data size to the file; the header's own size is the declared length."""
+    clip = read_clip("beckett")
+    whole = tmp_path / "whole.wav"
+    sf.write(whole, clip, 16000, subtype="PCM_16")
+    cut = tmp_path / "cut.wav"
+    cut.write_bytes(whole.read_bytes()[: len(whole.read_bytes()) // 2])
+    out, report = decode(cut)
+    assert report.partial and report.declared_seconds == pytest.approx(len(clip) / 16000)
+    assert 0.4 < len(out) / len(clip) < 0.6
+    assert "truncated or damaged" in report.warnings()[-1]
+    _, intact = decode(whole)
+    assert not intact.partial
+
+
+def test_a_streamed_wav_without_a_data_size_is_not_partial(tmp_path):
+    """Writers that cannot seek leave 0xFFFFFFFF as the data size: the length is unknown."""
+    path = tmp_path / "streamed.wav"
+    sf.write(path, read_clip("beckett"), 16000, subtype="PCM_16")
+    data = bytearray(path.read_bytes())
+    at = data.find(b"data")
+    data[at + 4 : at + 8] = b"\xff\xff\xff\xff"
+    path.write_bytes(bytes(data))
+    _, report = decode(path)
+    assert not report.partial
+
+
 def test_unreadable_files_fail_before_decoding(tmp_path):
     with pytest.raises(AudioDecodeError, match="does not exist"):
         AudioFileReader(tmp_path / "nope.wav")
