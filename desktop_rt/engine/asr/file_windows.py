@@ -5,7 +5,9 @@ decodes (it returns the windows that filled up), ``planner.finish()`` at the end
 frame is scored by Silero (:class:`~desktop_rt.engine.audio.vad.FrameVad`). A window is the
 file's speech in order: a pause up to ``long_pause_seconds`` is kept whole, a longer one keeps
 its first and last ``pad_seconds``, as does the silence before and after the speech. A full
-window is cut in its longest pause after ``min_window_seconds``.
+window is cut in its longest pause after ``min_window_seconds``; with ``first_window_seconds``
+the first window is at most that long and cut in its longest pause after half of it (a short
+first window: streamed answers start sooner).
 Invariants: no frame is dropped from speech or its padding, none is given twice; the planner
 holds at most one window of audio.
 """
@@ -35,6 +37,8 @@ class WindowOptions:
     max_window_seconds: float = 28.0  # the most audio one window holds (Whisper takes 30 s)
     min_window_seconds: float = 14.0  # a full window is cut in a pause after this much
     min_speech_seconds: float = 0.2  # a window with less speech than this is noise; dropped
+    # the most audio the first window holds (cut in a pause after half of it); None: as the rest
+    first_window_seconds: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +108,14 @@ class WindowPlanner:
         self._long_pause = round(options.long_pause_seconds / FRAME_SECONDS)
         self._max = max(2, int(options.max_window_seconds / FRAME_SECONDS))
         self._min = min(self._max - 1, int(options.min_window_seconds / FRAME_SECONDS))
+        self._first_max = self._max  # the first window's bounds, until it is cut
+        self._first_min = self._min
+        if options.first_window_seconds is not None:
+            self._first_max = min(
+                self._max, max(2, int(options.first_window_seconds / FRAME_SECONDS))
+            )
+            self._first_min = min(self._first_max - 1, self._first_max // 2)
+        self._cuts = 0  # windows cut so far
         self._kept: list[_Frame] = []  # the window being filled
         self._waiting: deque[_Frame] = deque()  # pause frames not kept yet
         self._silence = 0  # non-speech frames since the window's last speech frame
@@ -165,7 +177,7 @@ class WindowPlanner:
             self._waiting.clear()  # pad before the first speech
             self._kept.append(frame)
             self._silence = 0
-            return self._cut() if len(self._kept) >= self._max else None
+            return self._cut() if self._full() else None
         self._silence += 1
         if self._kept and self._silence <= self._pad:
             self._kept.append(frame)  # a pause's first pad
@@ -174,12 +186,21 @@ class WindowPlanner:
             if not self._kept or self._silence > self._long_pause:
                 while len(self._waiting) > self._pad:
                     self._waiting.popleft()
-        return self._cut() if len(self._kept) >= self._max else None
+        return self._cut() if self._full() else None
+
+    def _bounds(self) -> tuple[int, int]:
+        """The most frames the window being filled holds, and the earliest frame it is cut at."""
+        return (self._first_max, self._first_min) if self._cuts == 0 else (self._max, self._min)
+
+    def _full(self) -> bool:
+        return len(self._kept) >= self._bounds()[0]
 
     def _cut(self) -> SpeechWindow:
         """Cut the full window in its best pause; the rest starts the next one."""
-        cut = _cut_point(self._kept[: self._max], self._min)
+        most, earliest = self._bounds()
+        cut = _cut_point(self._kept[:most], earliest)
         window, self._kept = _window(self._kept[:cut]), self._kept[cut:]
+        self._cuts += 1
         return window
 
 

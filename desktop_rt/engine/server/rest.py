@@ -31,7 +31,13 @@ from websockets.http11 import Request
 
 from desktop_rt.core_types import Word
 from desktop_rt.engine.asr.backend import Task
-from desktop_rt.engine.asr.file_transcriber import FileProgress, FileResult, FileTranscriber
+from desktop_rt.engine.asr.file_transcriber import (
+    FileOptions,
+    FileProgress,
+    FileResult,
+    FileTranscriber,
+)
+from desktop_rt.engine.asr.file_windows import WindowOptions
 from desktop_rt.engine.asr.translation import EnglishTranslation
 from desktop_rt.engine.asr.worker import WorkerStoppedError
 from desktop_rt.engine.audio.file_decode import AudioFileReader
@@ -63,6 +69,9 @@ __all__ = ["RestEndpoint"]
 
 JsonObject = dict[str, Any]
 T = TypeVar("T")
+
+# stream=true: a short first window, so the first delta comes soon (file_transcription.md)
+_STREAMED = FileOptions(windows=WindowOptions(first_window_seconds=6.0))
 
 
 class _ClientLeft(Exception):
@@ -198,7 +207,10 @@ class RestEndpoint:
                 lease.on_revoke = lambda _message: backend.cancel()
                 try:
                     language = params.language or _default_language(lease.runtime)
-                    transcriber = FileTranscriber(backend, language=language, prompt=params.prompt)
+                    options = _STREAMED if params.stream else FileOptions()
+                    transcriber = FileTranscriber(
+                        backend, language=language, prompt=params.prompt, options=options
+                    )
                     result = await self._run(exchange, params, transcriber, reader)
                 finally:
                     backend.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -143,3 +145,54 @@ def test_the_planner_holds_one_window_at_most_on_a_long_file():
     assert held <= options.max_window_seconds + options.long_pause_seconds + 1.0
     assert all(w.seconds <= options.max_window_seconds for w in windows)
     assert sum(w.speech_seconds for w in windows) > 0.6 * 30 * 60
+
+
+FIRST = WindowOptions(
+    pad_seconds=SMALL.pad_seconds,
+    long_pause_seconds=SMALL.long_pause_seconds,
+    max_window_seconds=SMALL.max_window_seconds,
+    min_window_seconds=SMALL.min_window_seconds,
+    min_speech_seconds=0.0,
+    first_window_seconds=30 * FRAME_SECONDS,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from([0.0, 0.2, 0.4, 0.6, 0.9]), min_size=1, max_size=600),
+    st.integers(100, 9000),
+)
+def test_a_short_first_window_keeps_every_frame_once(probabilities, chunk):
+    windows = plan(probabilities, FIRST, chunk=chunk)
+    frames = np.concatenate([w.frames for w in windows]) if windows else np.zeros(0, int)
+    assert np.all(np.diff(frames) > 0)  # in order, none twice
+    speech = [i for i, p in enumerate(probabilities) if p >= FIRST.threshold]
+    assert set(speech) <= set(frames.tolist())  # no speech frame lost
+    if windows:
+        assert len(windows[0].frames) <= 30
+    for w in windows:
+        assert len(w.frames) <= 100
+        assert np.array_equal(w.audio[::FRAME_SAMPLES], w.frames.astype(np.float32))
+
+
+def test_the_first_window_is_cut_after_half_of_it_and_the_rest_as_before():
+    probabilities = (
+        [0.9] * 10
+        + [0.0] * 3  # a pause before half the first window (15 frames): not the cut
+        + [0.9] * 4
+        + [0.0] * 4  # the first window's cut is in the middle of this one
+        + [0.9] * 200
+    )
+    first, *rest = plan(probabilities, FIRST)
+    assert first.frames[-1] == 10 + 3 + 4 + 2 - 1
+    # no pause after it: each later window is cut after min_window_seconds (50 frames), as before
+    assert [len(w.frames) for w in rest[:-1]] == [50] * (len(rest) - 1)
+    frames = np.concatenate([w.frames for w in [first, *rest]])
+    assert frames.tolist() == list(range(frames[0], frames[-1] + 1))
+
+
+def test_a_first_window_longer_than_the_others_changes_nothing():
+    probabilities = [0.9] * 40 + [0.0] * 6 + [0.9] * 60 + [0.0] * 9 + [0.9] * 120
+    longer = replace(FIRST, first_window_seconds=1000 * FRAME_SECONDS)
+    got = [w.frames.tolist() for w in plan(probabilities, longer)]
+    assert got == [w.frames.tolist() for w in plan(probabilities)]
