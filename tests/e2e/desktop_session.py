@@ -9,6 +9,7 @@ its real capture path. Everything started here is stopped here; a missing tool f
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -65,7 +66,10 @@ def started(args: list[str], env: dict[str, str], log: Path) -> Iterator[subproc
 def desktop(tmp: Path) -> Iterator[dict[str, str]]:
     """An environment whose DISPLAY has a window manager and whose default source is virtual."""
     require_tools()
-    number = next(n for n in range(200, 240) if not Path(f"/tmp/.X11-unix/X{n}").exists())
+    # A random free display: two runs at once (two CI checkouts on one machine) must not both
+    # take the first free number, or one of them talks to the other's X server.
+    free = [n for n in range(200, 1000) if not Path(f"/tmp/.X11-unix/X{n}").exists()]
+    number = random.choice(free)
     runtime = tmp / "runtime"
     runtime.mkdir(mode=0o700)
     env = {
