@@ -36,6 +36,11 @@ _PREFIX = "conversation.item.input_audio_transcription.translation"
 _CLEARED_KEPT = 16  # recently cleared items whose late results are still recognised
 
 
+def _payload(item_id: str, **text: str) -> dict[str, Any]:
+    """A translation event's fields: the item, its one content part, the text, its language."""
+    return {"item_id": item_id, "content_index": 0, **text, "language": TRANSLATION_LANGUAGE}
+
+
 @dataclass(frozen=True)
 class TranslationDelta(ServerEvent):
     """English words of ``item_id`` that became final (appended to its translation)."""
@@ -45,12 +50,7 @@ class TranslationDelta(ServerEvent):
     delta: str
 
     def payload(self) -> dict[str, Any]:
-        return {
-            "item_id": self.item_id,
-            "content_index": 0,
-            "delta": self.delta,
-            "language": TRANSLATION_LANGUAGE,
-        }
+        return _payload(self.item_id, delta=self.delta)
 
 
 @dataclass(frozen=True)
@@ -62,12 +62,7 @@ class TranslationTentative(ServerEvent):
     text: str
 
     def payload(self) -> dict[str, Any]:
-        return {
-            "item_id": self.item_id,
-            "content_index": 0,
-            "text": self.text,
-            "language": TRANSLATION_LANGUAGE,
-        }
+        return _payload(self.item_id, text=self.text)
 
 
 @dataclass(frozen=True)
@@ -79,12 +74,7 @@ class TranslationCompleted(ServerEvent):
     transcript: str
 
     def payload(self) -> dict[str, Any]:
-        return {
-            "item_id": self.item_id,
-            "content_index": 0,
-            "transcript": self.transcript,
-            "language": TRANSLATION_LANGUAGE,
-        }
+        return _payload(self.item_id, transcript=self.transcript)
 
 
 class TranslationLedger:
