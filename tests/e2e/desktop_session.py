@@ -9,7 +9,6 @@ its real capture path. Everything started here is stopped here; a missing tool f
 from __future__ import annotations
 
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -19,6 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from tests.support.x_desktop import x_desktop
 
 TOOLS = ("Xvfb", "openbox", "xdotool", "xprop", "pulseaudio", "pactl", "paplay")
 SINK = "e2e_mic"
@@ -64,39 +65,31 @@ def started(args: list[str], env: dict[str, str], log: Path) -> Iterator[subproc
 
 @contextmanager
 def desktop(tmp: Path) -> Iterator[dict[str, str]]:
-    """An environment whose DISPLAY has a window manager and whose default source is virtual."""
+    """An environment whose DISPLAY has a window manager and whose default source is virtual.
+
+    The X side is :func:`tests.support.x_desktop.x_desktop`: a random free display checked to
+    be ours, and openbox retried on a fresh Xvfb, so two runs at once do not share a server.
+    """
     require_tools()
-    # A random free display: two runs at once (two CI checkouts on one machine) must not both
-    # take the first free number, or one of them talks to the other's X server.
-    free = [n for n in range(200, 1000) if not Path(f"/tmp/.X11-unix/X{n}").exists()]
-    number = random.choice(free)
     runtime = tmp / "runtime"
     runtime.mkdir(mode=0o700)
-    env = {
-        **os.environ,
-        "DISPLAY": f":{number}",
-        "QT_QPA_PLATFORM": "xcb",
-        "XDG_RUNTIME_DIR": str(runtime),
-        "PULSE_SERVER": f"unix:{runtime}/pulse/native",
-        "HOME": str(tmp),
-    }
     script = tmp / "mic.pa"
     script.write_text(
         "load-module module-native-protocol-unix auth-anonymous=1\n"
         f"load-module module-null-sink sink_name={SINK} rate=16000 channels=1\n"
         f"set-default-source {SINK}.monitor\nset-default-sink {SINK}\n"
     )
-    xvfb = ["Xvfb", f":{number}", "-screen", "0", "1280x900x24", "-nolisten", "tcp"]
     pulse = ["pulseaudio", "-n", "-F", str(script), "--daemonize=no", "--exit-idle-time=-1"]
-    with (
-        started(xvfb, env, tmp / "xvfb.log"),
-        started(pulse + ["--log-target=stderr"], env, tmp / "pulse.log"),
-    ):
-        geometry = ["xdotool", "getdisplaygeometry"]
-        wait_for("Xvfb", lambda: output(geometry, env), 60)
-        with started(["openbox", "--sm-disable"], env, tmp / "openbox.log"):
-            wm = ["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"]
-            wait_for("openbox", lambda: "window id" in output(wm, env), 60)
+    with x_desktop(tmp) as display:
+        env = {
+            **os.environ,
+            "DISPLAY": display,
+            "QT_QPA_PLATFORM": "xcb",
+            "XDG_RUNTIME_DIR": str(runtime),
+            "PULSE_SERVER": f"unix:{runtime}/pulse/native",
+            "HOME": str(tmp),
+        }
+        with started(pulse + ["--log-target=stderr"], env, tmp / "pulse.log"):
             wait_for("pulseaudio", lambda: SINK in output(["pactl", "list", "short"], env), 60)
             probe = "import sounddevice as s; print([d['name'] for d in s.query_devices()])"
             if "'pulse'" not in output([sys.executable, "-c", probe], env):

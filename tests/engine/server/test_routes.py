@@ -20,10 +20,12 @@ from desktop_rt.engine.server.server import RealtimeServer
 from tests.support.rt_client import http_get
 
 WAIT = 30.0
+PASS_SECONDS = 0.02
 
 
 class HeldBackend:
-    """Hears nothing, and holds each pass until ``release`` is set."""
+    """Hears nothing, holds each pass until ``release`` is set, and takes at least
+    ``PASS_SECONDS`` like a real pass (the worker does not count a cheaper turn as a pass)."""
 
     name = "held"
     traits = BackendTraits()
@@ -36,6 +38,7 @@ class HeldBackend:
     def transcribe(self, audio, *, prompt=None, language=None, prefix=None, **options):
         self.entered.set()
         assert self.release.wait(WAIT), "the test never let the pass go"
+        time.sleep(PASS_SECONDS)
         return []
 
     def close(self) -> None:
