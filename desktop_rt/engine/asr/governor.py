@@ -10,7 +10,8 @@ window, else any stream's), the wall time of passes within any ``window_seconds`
 ``budget * window_seconds``; a pass that costs more overshoots by the difference once. Each
 of ``n`` active streams may use what the others leave, keeping room for one more pass of each,
 and never less than ``1/n`` of the budget (nor less than one pass per window); a stream
-``behind`` (a flood) passes once per window while another stream keeps up.
+``behind`` (a flood) passes at most once per window and within ``flood_share`` of the time
+while another stream keeps up, and room for its pass is held only once that pass is due.
 docs/design/streaming.md, *Governor*, says why.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Collection, Hashable, Iterable
 from dataclasses import dataclass
+from math import inf
 
 __all__ = ["GovernorConfig", "PassCost", "CostSummary", "ComputeGovernor", "busy_within"]
 
@@ -30,12 +32,18 @@ class GovernorConfig:
     budget: float = 0.8
     """Fraction of the inference thread(s) passes may keep busy over any ``window_seconds``."""
     window_seconds: float = 10.0
+    flood_share: float = 0.05
+    """While another stream keeps up, a flood's passes take at most this fraction of the
+    worker's time (and never more than ``budget``): each starts at least ``cost / share``
+    after its last one began."""
 
     def __post_init__(self) -> None:
         if not 0.0 < self.budget <= 1.0:
             raise ValueError(f"cpu budget must be in (0, 1], not {self.budget}")
         if self.window_seconds <= 0.0:
             raise ValueError(f"budget window must be positive, not {self.window_seconds}")
+        if not 0.0 < self.flood_share <= 1.0:
+            raise ValueError(f"flood share must be in (0, 1], not {self.flood_share}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,12 +103,14 @@ class ComputeGovernor:
         self._passes: deque[_Pass] = deque()
         self._by_key: dict[Hashable, deque[_Pass]] = {}
         self._estimate: dict[Hashable, float] = {}  # each stream's costliest recent pass
+        self._last_start: dict[Hashable, float] = {}  # each open stream's latest pass began
 
     def record(self, key: Hashable, start: float, cost: PassCost) -> None:
         """A turn of stream ``key`` ran from ``start`` and cost ``cost``."""
         done = _Pass(key, start, start + cost.wall, cost)
         self._passes.append(done)
         self._by_key.setdefault(key, deque()).append(done)
+        self._last_start[key] = start
         self._drop_old(done.end)
         self._estimate[key] = max(p.cost.wall for p in self._by_key[key])
 
@@ -108,6 +118,7 @@ class ComputeGovernor:
         """Stream ``key`` closed: its share goes back to the others (its past passes still
         count against the budget)."""
         self._estimate.pop(key, None)
+        self._last_start.pop(key, None)
 
     def estimate(self, key: Hashable) -> float:
         """What the next pass of ``key`` is expected to cost (wall seconds)."""
@@ -156,8 +167,9 @@ class ComputeGovernor:
             at = max(floor, _earliest_fit(spans, now, total - cost, span))
             others = len(active) - (key in active)
             share: float | None = None
-            if key in behind and keeping_up - {key}:  # a flood yields: one pass per window
-                share = 0.0
+            if key in behind and keeping_up - {key}:  # a flood yields: one pass per window,
+                share = 0.0  # and its passes no more than its flood share of the time
+                at = max(at, self._flood_turn(key))
             elif others:  # many streams: a share under one pass still allows a pass per window
                 kept = claimed - claims.get(key, 0.0)
                 share = max(0.0, max(total / (others + 1), total - kept) - cost)
@@ -166,11 +178,20 @@ class ComputeGovernor:
             times[key] = at
         return times
 
+    def _flood_turn(self, key: Hashable) -> float:
+        """When a flood's next pass keeps its passes within ``flood_share`` of the time."""
+        last = self._last_start.get(key)
+        share = min(self.config.flood_share, self.config.budget)
+        return -inf if last is None else last + self.estimate(key) / share
+
     def _claim(self, key: Hashable, now: float, yields: bool) -> float:
-        """What an active stream holds of the window: what it used and room for its next pass
-        (a flood that yields passes once per window: its next comes after this one left)."""
+        """What an active stream holds of the window: what it used and room for its next pass.
+        A flood that yields passes once per window at most: room for its next pass is held
+        only once that pass is due, so between its passes the others may use it."""
         used, next_pass = self.usage(key, now), self.estimate(key)
-        return max(used, next_pass) if yields else used + next_pass
+        if not yields:
+            return used + next_pass
+        return max(used, next_pass) if self._flood_turn(key) <= now else used
 
     def summary(self, now: float) -> CostSummary:
         """The passes that ended within the last window, for ``/health`` and benchmarks."""

@@ -9,7 +9,9 @@ stream's ``on_result``, called **on the worker thread**. Call order: ``start()``
 most one inference per turn; turns are spaced by the :class:`ComputeGovernor` so inference
 stays within ``WorkerConfig.cpu_budget``, and of the streams due the one that used least of
 the budget goes first, and one with more than two turns of audio waiting (a flood, until it is
-down to half a turn) yields to those keeping up; audio waits (``WorkerStream.lag_seconds``), it is never skipped. A
+down to half a turn) yields to those keeping up: shorter turns (``flood_turn_seconds``), its
+passes within ``flood_share`` of the time; audio waits (``WorkerStream.lag_seconds``), it is
+never skipped. A
 closed stream's pending commands are dropped at once and none of its results is delivered
 afterwards.
 """
@@ -70,10 +72,19 @@ class WorkerConfig:
     (1.0: passes back to back, as fast as the machine goes)."""
     budget_window: float = 10.0
     """Seconds over which ``cpu_budget`` holds."""
+    flood_share: float = 0.05
+    """While another stream keeps up, a flood's passes take at most this fraction of the time."""
+    flood_turn_seconds: float = 4.0
+    """Audio a flood's turn takes in while another stream keeps up: its window, and so its
+    pass, stays as short as a live stream's, which waits for that pass."""
+
+    def __post_init__(self) -> None:
+        if self.flood_turn_seconds <= 0.0:
+            raise ValueError(f"flood turn must be positive, not {self.flood_turn_seconds} s")
 
     @property
     def governor(self) -> GovernorConfig:
-        return GovernorConfig(self.cpu_budget, self.budget_window)
+        return GovernorConfig(self.cpu_budget, self.budget_window, self.flood_share)
 
 
 class Clock(Protocol):
@@ -260,8 +271,10 @@ class InferenceWorker:
         self._ring.remove(best)
         self._ring.append(best)  # to the back: the others' turns come first at equal usage
         assert best._transcriber is not None
-        max_samples = int(self.config.max_turn_seconds * SAMPLE_RATE)
-        return best, best._transcriber, best._take_turn(max_samples)
+        yields = best.flooding and any(not s.flooding and s.name in active for s in self._ring)
+        cfg = self.config
+        turn = min(cfg.max_turn_seconds, cfg.flood_turn_seconds) if yields else cfg.max_turn_seconds
+        return best, best._transcriber, best._take_turn(int(turn * SAMPLE_RATE))
 
     def _floods(self) -> set[str]:
         """Streams flooding: more than two turns of audio waiting (a stream keeping up is about

@@ -59,7 +59,7 @@ def test_a_stream_over_its_share_waits_while_a_light_one_goes_now():
 
 
 def test_a_flood_yields_to_a_stream_keeping_up_and_passes_once_per_window():
-    governor = ComputeGovernor(GovernorConfig(budget=0.8, window_seconds=10.0))
+    governor = ComputeGovernor(GovernorConfig(budget=0.8, window_seconds=10.0, flood_share=0.1))
     governor.record("flood", 0.0, PassCost(1.0, 1.0))
     governor.record("steady", 2.0, PassCost(0.3, 0.3))
     active = {"flood", "steady"}
@@ -69,6 +69,45 @@ def test_a_flood_yields_to_a_stream_keeping_up_and_passes_once_per_window():
     # not a flood, or alone: the usual shares
     assert governor.ready_at("flood", 3.0, active) == pytest.approx(3.0)
     assert governor.ready_at("flood", 3.0, {"flood"}, behind={"flood"}) == pytest.approx(3.0)
+
+
+def test_a_flood_beside_a_stream_keeping_up_takes_no_more_than_its_flood_share():
+    governor = ComputeGovernor(GovernorConfig(budget=0.8, window_seconds=10.0, flood_share=0.05))
+    governor.record("flood", 0.0, PassCost(2.0, 2.0))
+    governor.record("steady", 2.0, PassCost(0.5, 0.5))
+    active = {"flood", "steady"}
+    # 2 s passes at 5% of the time: one each 40 s, not one per 10 s window
+    assert governor.ready_at("flood", 12.0, active, behind={"flood"}) == pytest.approx(40.0)
+    assert governor.ready_at("flood", 12.0, {"flood"}, behind={"flood"}) == pytest.approx(12.0)
+
+
+def test_room_for_a_flood_is_held_only_once_its_pass_is_due():
+    def steady_ready(flood_started: float) -> float:
+        config = GovernorConfig(budget=0.8, window_seconds=10.0, flood_share=0.05)
+        governor = ComputeGovernor(config)
+        governor.record("flood", flood_started, PassCost(2.0, 2.0))  # next due 40 s later
+        for start in (32.0, 33.5, 35.0, 36.5):  # 6 s of the window before 40 s
+            governor.record("steady", start, PassCost(1.5, 1.5))
+        return governor.ready_at("steady", 40.0, {"flood", "steady"}, behind={"flood"})
+
+    # the flood's pass is not due before 65 s: the steady stream may use the whole budget
+    assert steady_ready(25.0) == pytest.approx(40.0)
+    # it is due at 40 s: the steady stream leaves room for it (2 s), and waits until its pass
+    # of 32 s has left the window its next one would end in
+    assert steady_ready(0.0) == pytest.approx(42.0)
+
+
+@pytest.mark.parametrize("share", [0.0, -0.1, 1.5])
+def test_a_flood_share_outside_its_range_is_refused_with_the_value(share):
+    with pytest.raises(ValueError, match=rf"flood share must be in \(0, 1\], not {share}"):
+        GovernorConfig(flood_share=share)
+
+
+def test_a_flood_share_above_the_budget_is_held_to_the_budget():
+    governor = ComputeGovernor(GovernorConfig(budget=0.1, window_seconds=10.0, flood_share=0.5))
+    governor.record("flood", 0.0, PassCost(2.0, 2.0))
+    governor.record("steady", 2.0, PassCost(0.1, 0.1))
+    assert governor.ready_at("flood", 12.0, {"flood", "steady"}, {"flood"}) == pytest.approx(20.0)
 
 
 def test_alone_a_stream_may_use_the_whole_budget():

@@ -149,17 +149,24 @@ def test_close_frees_native_memory(pair):
 
 @pytest.mark.slow
 def test_a_thousand_windows_do_not_grow_memory(backend):
+    """A leak grows with every window: the second 500 windows may add at most 4 MiB (8 KiB a
+    window), measured after trimming the allocator, so a one-off growth in the first half
+    (caches, arenas) is not taken for a leak."""
     proc = psutil.Process()
     windows = [noise(0.5 + (i % 5) * 0.25, i) for i in range(20)]
-    for audio in windows:
-        backend.transcribe(audio)
-    gc.collect()
-    before = proc.memory_info().rss
-    for i in range(1000):
-        backend.transcribe(windows[i % len(windows)], prompt=f"p{i % 7}")
-    gc.collect()
-    grown = proc.memory_info().rss - before
-    assert grown < 8 * 2**20, f"RSS grew {grown / 2**20:.1f} MiB over 1000 windows"
+
+    def rss_after(count: int, start: int) -> int:
+        for i in range(start, start + count):
+            backend.transcribe(windows[i % len(windows)], prompt=f"p{i % 7}")
+        gc.collect()
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        return int(proc.memory_info().rss)
+
+    before = rss_after(20, 0)
+    middle = rss_after(500, 0)
+    end = rss_after(500, 500)
+    assert end - middle < 4 * 2**20, f"RSS grew {(end - middle) / 2**20:.1f} MiB over 500 windows"
+    assert end - before < 16 * 2**20, f"RSS grew {(end - before) / 2**20:.1f} MiB in all"
 
 
 def test_a_models_file_entry_reaches_the_llama_options(pair):
