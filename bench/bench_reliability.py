@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Reliability volumes of issue 19, black-box, against a real ``desktop-rt serve`` child.
 
-    .venv/bin/python bench/bench_reliability.py                    # every part (~4 min on 2 cores)
+    .venv/bin/python bench/bench_reliability.py                    # every part (~4 min on 2 cores,
+                                                                   # app-kills ~20 min more)
     .venv/bin/python bench/bench_reliability.py --only fuzz,files  # some parts
     .venv/bin/python bench/bench_reliability.py --fuzz 500 --disconnects 60 --leak 50   # smoke
 
@@ -12,8 +13,10 @@ right after a commit; threads and fds of the server before and after, then a nor
 server's own trim), ``files`` (damaged files through ``desktop-rt transcribe``: exit code, no
 traceback, never exit 0 with an empty transcript), ``flood`` (cites bench_fairness.py's latest
 result, or runs it with ``--run-flood``), ``kills`` (kill -9 of the server mid-transcription:
-bench/_kills.py). The server's peak RSS (VmHWM), its log lines and tracebacks, and the machine's
-load go into bench/results/reliability-<date>.md and .json. The desktop app is not killed.
+bench/_kills.py), ``app-kills`` (kill -9 of ``desktop-rt gui`` while it transcribes hands-free
+from a PulseAudio virtual microphone; the committed words it showed against its history:
+bench/_app_kills.py). The server's peak RSS (VmHWM), its log lines and tracebacks, and the
+machine's load go into bench/results/reliability-<date>.md and .json.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 import _hostile as H  # noqa: E402
+import numpy as np  # noqa: E402
+from _app_kills import app_kills  # noqa: E402
 from _kills import kills  # noqa: E402
 from _serve_child import Serve, open_session, until  # noqa: E402
 from bench_endpoints import log  # noqa: E402
@@ -39,7 +44,7 @@ from websockets.exceptions import ConnectionClosed  # noqa: E402
 from websockets.frames import OP_TEXT, Frame  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
-PARTS = ("fuzz", "disconnects", "leak", "files", "flood", "kills")
+PARTS = ("fuzz", "disconnects", "leak", "files", "flood", "kills", "app-kills")
 CONCURRENCY = 10
 SERVER_VAD = {"turn_detection": {"type": "server_vad"}}
 
@@ -223,6 +228,16 @@ def flood(run: bool) -> dict:
     return {"source": source, **{k: data.get(k) for k in keep}}
 
 
+# ---- 7. kill -9 of the desktop app -------------------------------------------------------------
+
+
+def app_speech() -> np.ndarray:
+    """About 50 s of speech in six clips with 1 s pauses, which end hands-free turns."""
+    clips = ["beckett", "ss-0870", "ss-0880", "ss-0890", "ss-0920", "ss-0930"]
+    layout: list = [x for clip in clips for x in (clip, 1.0)]
+    return C.assemble_stream("app-kills", layout).audio
+
+
 # ---- report -------------------------------------------------------------------------------------
 
 
@@ -312,6 +327,16 @@ def render(r: dict) -> str:
             f"the kill {kl['rows_written_before_kill']}, lost: "
             f"{kl['rows_lost']}; restart after the last: {kl['restart_after_last']}"
         )
+    if ak := r.get("app-kills"):
+        lines.append(
+            f"- **kill -9 of the desktop app** (`desktop-rt gui`, hands-free, virtual microphone), "
+            f"{ak['kills']} times (speech playing at every kill; {ak['mid_turn']} with a caption "
+            f"line still open): integrity_check ok "
+            f"every time: {ak['all_integrity_ok']}; committed words shown before the kills "
+            f"{ak['shown_words']}, lost: {ak['lost_words']} ({ak['lost_in_rounds_killed_at_once']} "
+            f"of them in rounds killed at once after a caption); "
+            f"restart after the last, then SIGTERM: exit {ak['restart_after_last_exit']}"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -326,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--leak", type=int, default=500, help="server_vad sessions")
     p.add_argument("--batch", type=int, default=10)
     p.add_argument("--kills", type=int, default=20, help="kill -9s of the server")
+    p.add_argument("--app-kills", type=int, default=20, help="kill -9s of the desktop app")
     p.add_argument(
         "--run-flood", action="store_true", help="run bench_fairness.py (~2 min), not cite it"
     )
@@ -351,6 +377,10 @@ def main(argv: list[str] | None = None) -> int:
             log(f"kills: {args.kills} ...")
             audio = H.speech_b64(C.read_clip("ss-0880"), 3.0)
             report["kills"] = kills(Path(config_dir), Path(data_dir), args.kills, audio)
+    if "app-kills" in parts:
+        log(f"app kills: {args.app_kills} ...")
+        with tempfile.TemporaryDirectory() as root:  # its own fresh HOME, config and data
+            report["app-kills"] = app_kills(Path(root), args.app_kills, app_speech())
     if "flood" in parts:
         log("flood ...")
         report["flood"] = flood(args.run_flood)

@@ -44,6 +44,7 @@ exit status:
   0  the whole file was transcribed
   1  nothing was transcribed: the file, the model or an option could not be used
   {EXIT_PARTIAL}  partial: the file is truncated or damaged; what decoded was transcribed
+     (audio skipped inside it or missing at its end, said in a warning on stderr)
 """
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from desktop_rt.commands.transcribe import EXIT_PARTIAL, FileProgressDisplay
 from desktop_rt.engine.asr.file_transcriber import FileProgress
 from tests.support.bad_audio import cut_mp3, write_mp3
 from tests.support.clips import DATA, read_clip, reference_text, wer
+from tests.support.damaged_files import cut_at, overwrite_inside, write_encoded
 
 
 @pytest.fixture
@@ -138,6 +140,7 @@ def test_the_partial_exit_code_is_documented(capsys):
         cli.main(["transcribe", "--help"])
     help_text = capsys.readouterr().out
     assert "exit status:" in help_text and "3  partial: the file is truncated" in help_text
+    assert "skipped inside it" in help_text
 
 
 def progress(done: float, total: float | None) -> FileProgress:
@@ -171,3 +174,36 @@ def test_progress_elsewhere_is_a_line_per_tenth_or_per_minute():
     quiet = io.StringIO()
     FileProgressDisplay(quiet, tty=True, quiet=True).update(progress(1.0, 2.0))
     assert quiet.getvalue() == ""
+
+
+@pytest.mark.parametrize("kind", ["vorbis", "opus"])
+def test_a_truncated_ogg_is_partial_with_a_warning(model, capsys, tmp_path, kind):
+    """Its length comes from the last page there is, so only the missing end-of-stream page
+    shows the cut: not exit 0 and a silent half transcript."""
+    audio, _ = two_clips()  # beckett (10 s), then Dashwood (7 s)
+    cut = cut_at(write_encoded(tmp_path, kind, audio), 0.45)
+    code, out, err = transcribe(capsys, cut, "-q")
+    assert code == EXIT_PARTIAL
+    assert "warning: the file is truncated or damaged: audio decoded up to 0:0" in err
+    assert "(the file ends inside an Ogg page: it was cut short); the rest is missing" in err
+    assert "fail" in out.lower() and "dashwood" not in out.lower()
+
+
+def test_garbage_inside_a_flac_is_partial_with_where_and_how_much(model, capsys, tmp_path):
+    audio, reference = two_clips()
+    damaged = overwrite_inside(write_encoded(tmp_path, "flac", audio))
+    code, out, err = transcribe(capsys, damaged, "-q")
+    assert code == EXIT_PARTIAL
+    assert re.search(
+        r"warning: the file is damaged: 0\.\d\d s of audio at 0:\d\d\.\d could not", err
+    )
+    assert "truncated" not in err
+    assert wer(reference, out) < 0.3  # transcribed around the damage
+
+
+@pytest.mark.parametrize("kind", ["vorbis", "flac", "mp3"])
+def test_a_healthy_encoded_file_exits_0_without_a_warning(model, capsys, tmp_path, kind):
+    audio, reference = two_clips()
+    code, out, err = transcribe(capsys, write_encoded(tmp_path, kind, audio), "-q")
+    assert code == 0 and err == ""
+    assert wer(reference, out) < 0.2

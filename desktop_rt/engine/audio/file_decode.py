@@ -7,14 +7,18 @@ then ``reader.report`` says what was repaired and whether the audio ended early
 chunk, whatever the file's length; every sample it yields is finite and within [-1, 1].
 Policy (docs/design/file_transcription.md): NaN and infinite samples become silence; float PCM
 beyond full scale is scaled down by its peak, other overshoot is clipped; a damaged packet is
-skipped, and a damaged or truncated file is decoded up to where it breaks.
+skipped, and a damaged or truncated file is decoded up to where it breaks. Damage is found by
+the decoder's errors, by frames whose timestamps jump past the audio decoded so far (what the
+decoder skipped while it resynchronised), by the length the header declares, and for Ogg by a
+last page that does not close the stream (:mod:`~desktop_rt.engine.audio.ogg_tail`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +26,7 @@ import numpy as np
 
 from desktop_rt.core_types import SAMPLE_RATE
 from desktop_rt.engine.audio.codecs import StreamResampler
+from desktop_rt.engine.audio.ogg_tail import ogg_end_problem
 from desktop_rt.errors import AudioDecodeError
 
 __all__ = ["AudioFileReader", "DecodeReport", "SampleRepair", "load_audio_file"]
@@ -49,17 +54,30 @@ class DecodeReport:
     clipped: int = 0  # sample values clipped to full scale
     bad_packets: int = 0  # packets the decoder refused and that were skipped
     error: str | None = None  # the first decoding error
+    cut_short: str | None = None  # why the file's structure shows it was cut (Ogg's last page)
+    gaps: list[tuple[float, float]] = field(default_factory=list)  # (at, lost) seconds skipped
+
+    @property
+    def lost_seconds(self) -> float:
+        """Audio skipped inside the file, where the decoder lost and found the stream again."""
+        return sum(lost for _, lost in self.gaps)
 
     @property
     def partial(self) -> bool:
-        """Decoding hit an error, or stopped well short of the length the file declares."""
-        if self.error is not None:
+        """Audio is missing: skipped inside the file, or its end."""
+        return bool(self.gaps) or self.ends_early
+
+    @property
+    def ends_early(self) -> bool:
+        """The file is cut short: by its structure, by an error no audio followed, or well short
+        of the length it declares (audio skipped inside it counted as decoded)."""
+        if self.cut_short is not None or (self.error is not None and not self.gaps):
             return True
         if self.declared_seconds is None:
             return False
         seconds, share = _SHORT_TOLERANCE
         margin = max(seconds, share * self.declared_seconds)
-        return self.decoded_seconds < self.declared_seconds - margin
+        return self.decoded_seconds + self.lost_seconds < self.declared_seconds - margin
 
     def warnings(self) -> list[str]:
         """One sentence for each repair and for an early end, for people to read."""
@@ -81,13 +99,21 @@ class DecodeReport:
                 f"{self.clipped:,} samples ({_percent(self.clipped, self.values)}) beyond full "
                 f"scale (peak {self.peak:.3g}) were clipped"
             )
-        if self.partial:
+        if self.gaps:
+            at, lost = self.gaps[0]
+            where = f"at {_clock(at)}" if len(self.gaps) == 1 else f"in {len(self.gaps)} places"
+            reason = f" ({self.error})" if self.error else ""
+            out.append(
+                f"the file is damaged: {_lost_text(self.lost_seconds)} of audio {where} could "
+                f"not be decoded and {'was' if len(self.gaps) == 1 else 'were'} skipped{reason}"
+            )
+        if self.ends_early:
             declared = (
                 f" of the {_clock(self.declared_seconds)} it declares"
-                if self.declared_seconds
+                if self.declared_seconds and self.cut_short is None
                 else ""
             )
-            reason = f" ({self.error})" if self.error else ""
+            reason = f" ({self.cut_short or self.error})" if self.cut_short or self.error else ""
             out.append(
                 f"the file is truncated or damaged: audio decoded up to "
                 f"{_clock(self.decoded_seconds)}{declared}{reason}; the rest is missing"
@@ -134,8 +160,9 @@ class AudioFileReader:
         self.rate = int(rate)
         if not self.path.is_file():
             raise AudioDecodeError(f"audio file {self.path} does not exist")
-        declared, codec = _probe(self.path)
+        declared, codec, container = _probe(self.path)
         self.codec = codec
+        self.cut_short = ogg_end_problem(self.path) if container == "ogg" else None
         self.report = DecodeReport(str(self.path), declared_seconds=declared)
 
     @property
@@ -188,6 +215,7 @@ class AudioFileReader:
         import av
 
         in_a_row = 0
+        timeline = _Timeline(report)
         try:
             with av.open(str(self.path)) as container:
                 for packet in container.demux(container.streams.audio[0]):
@@ -201,9 +229,12 @@ class AudioFileReader:
                             return
                         continue
                     in_a_row = 0
-                    yield from frames
+                    for frame in frames:
+                        timeline.note(frame)
+                        yield frame
         except (av.FFmpegError, OSError) as exc:
             report.error = report.error or _reason(exc)
+        report.cut_short = self.cut_short
 
     def _gain(self) -> float:
         """1, or for float PCM beyond full scale the gain that brings its peak to 1."""
@@ -235,9 +266,10 @@ def load_audio_file(path: str | Path, rate: int = SAMPLE_RATE) -> np.ndarray:
     return np.concatenate(chunks).astype(np.float32, copy=False)
 
 
-def _probe(path: Path) -> tuple[float | None, str]:
+def _probe(path: Path) -> tuple[float | None, str, str]:
     """The duration the file's header declares (None if FFmpeg only guesses it from the
-    bitrate) and the audio codec's name; raises AudioDecodeError for a file with no audio."""
+    bitrate), the audio codec's and the container's names; raises AudioDecodeError for a file
+    with no audio."""
     import av
     import av.logging
 
@@ -249,6 +281,7 @@ def _probe(path: Path) -> tuple[float | None, str]:
                 raise AudioDecodeError(f"{path} has no audio stream")
             stream = container.streams.audio[0]
             codec = str(stream.codec_context.name)
+            container_name = str(container.format.name)
             if stream.duration is not None and stream.time_base is not None:
                 declared: float | None = float(stream.duration * stream.time_base)
             else:
@@ -259,7 +292,35 @@ def _probe(path: Path) -> tuple[float | None, str]:
         av.logging.set_level(level)
     if any("duration from bitrate" in message for _, _, message in messages):
         declared = None
-    return declared if declared is not None else _wav_declared_seconds(path), codec
+    declared = declared if declared is not None else _wav_declared_seconds(path)
+    return declared, codec, container_name
+
+
+class _Timeline:
+    """Where each decoded frame says it belongs against the audio decoded before it: a frame
+    stamped a whole frame or more later means the decoder skipped damaged data and found the
+    stream again there; the skipped stretch goes to ``report.gaps``. Less than a frame is the
+    overlap of codecs such as Vorbis, not a loss."""
+
+    def __init__(self, report: DecodeReport):
+        self.report = report
+        self.seconds: Fraction | None = None  # where the next frame should start (exact)
+
+    def note(self, frame: Any) -> None:
+        length = Fraction(frame.samples, frame.sample_rate)
+        if frame.pts is not None and frame.time_base is not None:
+            stamped = Fraction(frame.pts) * frame.time_base
+            if self.seconds is None:  # the first frame: its stamp is where the file starts
+                self.seconds = stamped
+            elif stamped - self.seconds >= length > 0:
+                self.report.gaps.append((float(self.seconds), float(stamped - self.seconds)))
+                self.seconds = stamped
+        self.seconds = (self.seconds or Fraction(0)) + length
+
+
+def _lost_text(seconds: float) -> str:
+    """A stretch of audio for a warning: "0.26 s", "1:02.5"."""
+    return f"{seconds:.2f} s" if seconds < 60 else _clock(seconds)
 
 
 def _wav_declared_seconds(path: Path) -> float | None:

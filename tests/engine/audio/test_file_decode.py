@@ -17,6 +17,7 @@ from desktop_rt.engine.audio.file_decode import (
 from desktop_rt.errors import AudioDecodeError
 from tests.support.bad_audio import cut_mp3, write_mp3
 from tests.support.clips import DATA, read_clip
+from tests.support.damaged_files import KINDS, cut_at, overwrite_inside, write_encoded
 
 
 def decode(path, **kwargs) -> tuple[np.ndarray, DecodeReport]:
@@ -175,3 +176,57 @@ def test_a_long_file_streams_in_bounded_memory(tmp_path):
         tracemalloc.stop()
     assert total == pytest.approx(minutes * 60 * 16000, abs=16)
     assert peak < 4_000_000 < total * 4 / 10
+
+
+def two_clips_audio() -> np.ndarray:
+    return np.concatenate([read_clip("beckett"), read_clip("ss-0870")]).astype(np.float32)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_healthy_encoded_file_is_whole_with_no_warning(tmp_path, kind):
+    audio = two_clips_audio()
+    out, report = decode(write_encoded(tmp_path, kind, audio))
+    assert not report.partial and report.warnings() == []
+    assert report.gaps == [] and report.cut_short is None
+    assert abs(len(out) - len(audio)) < 0.05 * 16000
+
+
+@pytest.mark.parametrize("kind", ["vorbis", "opus"])
+def test_a_truncated_ogg_is_partial_although_its_length_looks_whole(tmp_path, kind):
+    """FFmpeg takes an Ogg's length from the last page there is: only the structure shows it."""
+    cut = cut_at(write_encoded(tmp_path, kind, two_clips_audio()), 0.55)
+    out, report = decode(cut)
+    assert report.declared_seconds == pytest.approx(len(out) / 16000, abs=0.05)  # no help
+    assert (
+        report.partial and report.cut_short == "the file ends inside an Ogg page: it was cut short"
+    )
+    assert 6.0 < len(out) / 16000 < 12.0
+    (warning,) = report.warnings()
+    assert warning.startswith("the file is truncated or damaged: audio decoded up to 0:")
+    assert "(the file ends inside an Ogg page: it was cut short); the rest is missing" in warning
+    assert "it declares" not in warning  # the declared length is the cut one
+
+
+def test_an_ogg_cut_between_pages_has_no_end_of_stream_page(tmp_path):
+    whole = write_encoded(tmp_path, "vorbis", two_clips_audio())
+    data = whole.read_bytes()
+    cut = tmp_path / "between.ogg"
+    cut.write_bytes(data[: data.rfind(b"OggS", 0, len(data) // 2)])
+    _, report = decode(cut)
+    assert report.partial and "no end-of-stream page" in report.warnings()[0]
+
+
+@pytest.mark.parametrize("kind", ["flac", "vorbis"])
+def test_garbage_inside_a_file_is_a_located_gap(tmp_path, kind):
+    """The decoder resynchronises after 4 KiB of garbage and raises nothing; the frames after it
+    are stamped later than the audio decoded before them."""
+    audio = two_clips_audio()
+    whole = write_encoded(tmp_path, kind, audio)
+    out, report = decode(overwrite_inside(whole))
+    ((at, lost),) = report.gaps
+    assert report.partial and not report.ends_early and report.error is None
+    assert 4.0 < at < 13.0 and lost > 0.05
+    assert len(out) / 16000 == pytest.approx(len(audio) / 16000 - lost, abs=0.05)
+    (warning,) = report.warnings()
+    assert warning.startswith(f"the file is damaged: {lost:.2f} s of audio at 0:")
+    assert warning.endswith("could not be decoded and was skipped")
