@@ -8,16 +8,21 @@ stream into the sink with ``paplay`` at 1x and notes, on the wall clock, when th
 sample reached the capture callback (the stream's t=0 as the app hears it), every caption the
 window showed, and every heartbeat. The parent aligns the words (offline word ends, as part
 ``latency``) and reports word-end-to-committed-caption latency and the longest heartbeat gap
-(how long the event loop was blocked) while transcribing.
+(how long the event loop was blocked) while transcribing. The heartbeat is a
+:class:`~desktop_rt.ui.stall_sampler.StallSampler`'s, which also names the cause of each gap
+over 50 ms; the report adds the app's threads' CPU time from playback to the last final turn.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -62,8 +67,10 @@ def child(wav: str, out: str, seconds: float, nice: bool) -> None:
 
     from desktop_rt.config import HANDS_FREE, AudioSettings, ServerSettings, Settings
     from desktop_rt.live import embedded_server
-    from desktop_rt.ui.app import build_app
+    from desktop_rt.ui.app import build_app, freeze_heap_when_ready
     from desktop_rt.ui.controller import default_source
+    from desktop_rt.ui.stall_causes import cpu_by_name, thread_times
+    from desktop_rt.ui.stall_sampler import StallSampler
 
     if not nice:  # --no-nice: the engine's threads at the UI's priority, to see what it costs
         embedded_server.lower_thread_priority = lambda niceness=0: None
@@ -85,7 +92,7 @@ def child(wav: str, out: str, seconds: float, nice: bool) -> None:
         history_path=tmp / "history.sqlite3",
         persist_settings=False,
     )
-    beats: list[float] = []
+    desk.controller.bridge.server_state.connect(freeze_heap_when_ready)  # as run_app does
     updates: list[tuple[float, str, str]] = []
     finals: list[bool] = []
     desk.controller.bridge.caption.connect(
@@ -100,28 +107,43 @@ def child(wav: str, out: str, seconds: float, nice: bool) -> None:
         now = time.monotonic()
         if state["play"] is None and desk.controller.listening:
             state["play"] = now
-            state["player"] = subprocess.Popen(["paplay", "--device=e2e_mic", wav])
+            state["cpu"] = thread_times(now)
+            state["player"] = player = threading.Event()  # spawned off the UI thread
+            threading.Thread(
+                target=lambda: (
+                    subprocess.run(["paplay", "--device=e2e_mic", wav], check=False),
+                    player.set(),
+                ),
+                daemon=True,
+            ).start()
         elif state["play"] is not None and not state["closing"]:
-            played = state["player"].poll() is not None
+            played = state["player"].is_set()
             live = desk.controller.live
             caught_up = live is not None and live.lag_seconds < 0.5
             quiet = bool(updates) and finals[-1] and now - updates[-1][0] > 3.0
             if (played and quiet and caught_up) or now - state["play"] > seconds + 120:
                 state["closing"], state["end"] = True, now
+                state["cpu"] = cpu_by_name(state["cpu"], thread_times(now))
                 desk.window.close()
         elif state["closing"] and desk.controller.stopped.is_set():
             desk.dispose()
             app.quit()
 
-    heartbeat, stepper = QTimer(), QTimer()
-    heartbeat.timeout.connect(lambda: beats.append(time.monotonic()))
+    # The heartbeat: the sampler's (one timer, as before it came), which also finds what held
+    # the UI thread in each gap > 50 ms.
+    sampler = StallSampler(heartbeat_ms=HEARTBEAT_MS, keep_beats=True)
+    stepper = QTimer()
     stepper.timeout.connect(step)
-    heartbeat.start(HEARTBEAT_MS)
     stepper.start(100)
+    if os.environ.get("BENCH_NO_TALK_FILTER"):  # experiment: without the app-wide key filter
+        app.removeEventFilter(desk.window.talk_key)
+    sampler.start()
     desk.window.show()
     desk.start()
     app.exec()
+    sampler.stop()
     play, end = state["play"], state.get("end")
+    beats = sampler.beat_times or []
     during = [b for b in beats if play is not None and end is not None and play <= b <= end]
     gaps = np.diff(during) if len(during) > 1 else np.zeros(1)
     report = {
@@ -129,12 +151,27 @@ def child(wav: str, out: str, seconds: float, nice: bool) -> None:
         "first_loud": watch[-1].first_loud if watch else None,
         "updates": updates,
         "beats": len(during),
+        "wall_s": end - play if play is not None and end is not None else None,
         "max_gap_s": float(gaps.max()),
         "p99_gap_s": float(np.percentile(gaps, 99)),
         "gaps_over_50ms": int((gaps > 0.05).sum()),
         "gaps_over_100ms": int((gaps > 0.1).sum()),
+        "stalls": _stalls(sampler.stalls, play, end),
+        "cpu_ms_by_thread": state.get("cpu") if end is not None else None,
     }
     Path(out).write_text(json.dumps(report))
+
+
+def _stalls(stalls, play, end) -> list[dict]:
+    """The sampler's stalls while transcribing; stack samples (3) kept for the 10 longest."""
+    during = [s for s in stalls if play is not None and end is not None and play <= s.end <= end]
+    longest = {id(s) for s in sorted(during, key=lambda s: -s.seconds)[:10]}
+    out = []
+    for s in during:
+        row = {k: v for k, v in asdict(s).items() if k != "samples"}
+        row["samples"] = [asdict(x) for x in s.samples[:3]] if id(s) in longest else []
+        out.append(row)
+    return out
 
 
 def _latencies(report: dict, stream: C.Stream, reference) -> dict:
@@ -200,23 +237,63 @@ if __name__ == "__main__":
 
 def render_x11(x: dict) -> list[str]:
     r = x["run"]
-    return [
-        "## (x11) The real window under Xvfb, its real microphone path",
+    return (
+        [
+            "## (x11) The real window under Xvfb, its real microphone path",
+            "",
+            f"Stream `{x['stream']}` ({x['seconds']:.1f} s) played with `paplay` at 1x into a PulseAudio "
+            "null sink that the app reads through PortAudio (ALSA `pulse`), hands-free, xcb window "
+            "under Xvfb + openbox. Latency: offline word end (captured clock) → committed word shown; "
+            f"event loop: a {HEARTBEAT_MS} ms QTimer heartbeat on the UI thread while transcribing. "
+            + (
+                "Engine threads niced as shipped."
+                if x.get("engine_nice", True)
+                else "Engine threads not niced (--no-engine-nice)."
+            ),
+            "",
+            "| words | matched | median | p90 | max | WER | turns | longest UI stall | p99 gap | gaps > 50 ms | > 100 ms |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+            f"| {r['words']} | {r['matched']} | {r['median_s']:.2f} s | {r['p90_s']:.2f} s | "
+            f"{r['max_s']:.2f} s | {r['wer']:.3f} | {r['turns']} | {r['max_gap_s'] * 1000:.0f} ms | "
+            f"{r['p99_gap_s'] * 1000:.0f} ms | {r['gaps_over_50ms']} | {r['gaps_over_100ms']} |",
+            "",
+        ]
+        + _render_causes(r.get("stalls", []))
+        + _render_cpu(r.get("cpu_ms_by_thread"), r)
+    )
+
+
+def _render_cpu(cpu: dict | None, r: dict) -> list[str]:
+    """CPU time of the app's threads while transcribing (load-independent work, unlike stalls)."""
+    if not cpu:
+        return []
+    lines = [
+        "CPU time of the app's threads from playback to the last final turn "
+        f"({r.get('wall_s') or 0:.0f} s: run, time runnable without a core, run as a share "
+        "of one core):",
         "",
-        f"Stream `{x['stream']}` ({x['seconds']:.1f} s) played with `paplay` at 1x into a PulseAudio "
-        "null sink that the app reads through PortAudio (ALSA `pulse`), hands-free, xcb window "
-        "under Xvfb + openbox. Latency: offline word end (captured clock) → committed word shown; "
-        f"event loop: a {HEARTBEAT_MS} ms QTimer heartbeat on the UI thread while transcribing. "
-        + (
-            "Engine threads niced as shipped."
-            if x.get("engine_nice", True)
-            else "Engine threads not niced (--no-engine-nice)."
-        ),
-        "",
-        "| words | matched | median | p90 | max | WER | turns | longest UI stall | p99 gap | gaps > 50 ms | > 100 ms |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-        f"| {r['words']} | {r['matched']} | {r['median_s']:.2f} s | {r['p90_s']:.2f} s | "
-        f"{r['max_s']:.2f} s | {r['wer']:.3f} | {r['turns']} | {r['max_gap_s'] * 1000:.0f} ms | "
-        f"{r['p99_gap_s'] * 1000:.0f} ms | {r['gaps_over_50ms']} | {r['gaps_over_100ms']} |",
-        "",
+        "| thread | run ms | run queue ms | share |",
+        "|---|---|---|---|",
     ]
+    wall = r.get("wall_s") or 0.0
+    lines += [
+        f"| {name} | {run:.0f} | {queue:.0f} |" + (f" {run / wall / 10:.1f} % |" if wall else "")
+        for name, (run, queue) in cpu.items()
+    ]
+    return lines + [""]
+
+
+def _render_causes(stalls: list[dict]) -> list[str]:
+    """The stall sampler's causes (desktop_rt/ui/stall_causes.py), most stalled time first."""
+    by: dict[str, list[float]] = {}
+    for s in stalls:
+        by.setdefault(s["cause"], []).append(s["seconds"] * 1000)
+    lines = [
+        f"Stalls > 50 ms by cause (the stall sampler: {len(stalls)} stalls while transcribing):",
+        "",
+        "| cause | stalls | total ms | longest ms |",
+        "|---|---|---|---|",
+    ]
+    for cause, ms in sorted(by.items(), key=lambda kv: -sum(kv[1])):
+        lines.append(f"| `{cause}` | {len(ms)} | {sum(ms):.0f} | {max(ms):.0f} |")
+    return lines + [""]

@@ -8,6 +8,7 @@ the UI thread, before the interpreter shuts down. See docs/design/app.md, "Quitt
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import signal
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import QApplication
 
 from desktop_rt.config import Settings, load_settings
 from desktop_rt.errors import DesktopRtError
+from desktop_rt.ui.bridge import ServerState
 from desktop_rt.ui.controller import (
     AppController,
     BackendFactory,
@@ -31,6 +33,7 @@ from desktop_rt.ui.controller import (
     default_source,
 )
 from desktop_rt.ui.main_window import MainWindow
+from desktop_rt.ui.stall_sampler import sampler_from_env
 from desktop_rt.ui.tray import AppTray
 
 __all__ = [
@@ -40,6 +43,7 @@ __all__ = [
     "DesktopApp",
     "AUDIO_FILE_ENV",
     "binding_problem",
+    "freeze_heap_when_ready",
 ]
 
 log = logging.getLogger(__name__)
@@ -131,6 +135,19 @@ def build_app(
     return DesktopApp(controller, window, tray)
 
 
+def freeze_heap_when_ready(state: ServerState) -> None:
+    """Once a model is loaded, Python's collector stops walking what exists by then.
+
+    A full collection walks every object alive (the Qt bindings, numpy, the model's Python
+    side: hundreds of thousands); it holds the GIL throughout, so whichever thread triggers it
+    stalls the UI thread. ``gc.freeze`` moves them to a generation that is never collected:
+    later collections walk only what came since (docs/design/app.md, "The UI thread"). For
+    the app's one process (``run_app``): what is frozen is freed by reference counts only.
+    """
+    if state.state == "ready":
+        gc.freeze()
+
+
 AUDIO_FILE_ENV = "DESKTOP_RT_AUDIO_FILE"
 """Replay this audio file as the microphone, in a loop of one pass (demos; machines with no mic)."""
 
@@ -163,10 +180,18 @@ def run_app(args: object = None) -> int:
         source_factory=_file_source_factory(audio_file) if audio_file else default_source
     )
     app.setWindowIcon(desktop.window.windowIcon())
+    desktop.controller.bridge.server_state.connect(freeze_heap_when_ready)
     desktop.controller.shut_down.connect(app.quit)
     _quit_on_signals(app, desktop)
+    sampler = sampler_from_env()  # DESKTOP_RT_STALL_LOG: what blocks the UI thread, if asked
     desktop.start()
     code = app.exec()
+    if sampler is not None:
+        sampler.stop()
+        for cause, count, total_ms, longest_ms in sampler.summary():
+            log.info(
+                "UI stalls: %d, %.0f ms, longest %.0f ms: %s", count, total_ms, longest_ms, cause
+            )
     if desktop.controller.stopped.is_set():
         desktop.dispose()
     return code
