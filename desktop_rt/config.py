@@ -102,6 +102,10 @@ class AudioSettings:
 @dataclass(frozen=True)
 class CaptionSettings:
     font_size: int = 20
+    shade_uncertain: bool = True
+    """Show words the recognizer was unsure of lighter, with a dotted underline."""
+    uncertain_below: float = 0.5
+    """A word is unsure when its probability is below this."""
 
 
 @dataclass(frozen=True)
@@ -195,6 +199,7 @@ _BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
     ("vad", "silence_duration_ms"): (100, 10_000),
     ("vad", "prefix_padding_ms"): (0, 2_000),
     ("captions", "font_size"): (8, 96),
+    ("captions", "uncertain_below"): (0.05, 0.95),
     ("overlay", "font_size"): (8, 120),
     ("overlay", "opacity"): (0.1, 1.0),
     ("server", "port"): (0, 65_535),

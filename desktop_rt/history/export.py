@@ -6,25 +6,29 @@ optionally :func:`write_transcript` it. All timestamps go through integer millis
 times clamp to zero, rounding is half-up on the decimal value (3599.9995 s is 01:00:00.000), and
 hours may exceed 99. A segment's ``speaker`` (meeting mode) is written as a WebVTT voice tag
 (``<v You>``), an SRT, text or Markdown prefix (``You:``) and a JSON ``speaker`` field (left
-out when there is none, so one-stream exports keep their schema).
+out when there is none, so one-stream exports keep their schema). A segment's ``translation``
+(live translation) is a second line of its SRT or WebVTT cue, a line beneath each plain text or
+Markdown paragraph, and a JSON ``translation`` field (left out when there is none).
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import json
-import math
 import os
 import re
 import secrets
 import textwrap
 from collections.abc import Callable
-from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
-from desktop_rt.core_types import Word
-from desktop_rt.errors import DesktopRtError
+from desktop_rt.history.export_json import (
+    ExportError,
+    InvalidTranscriptError,
+    from_json,
+    milliseconds,
+    to_json,
+)
 from desktop_rt.history.transcript import Segment, Transcript, segments_from_words
 
 __all__ = [
@@ -57,16 +61,8 @@ CAPTION_LINE_CHARS = 42
 # --- errors -----------------------------------------------------------------------------------
 
 
-class ExportError(DesktopRtError):
-    """A transcript could not be exported."""
-
-
 class UnknownFormatError(ExportError, ValueError):
     """The requested export format does not exist."""
-
-
-class InvalidTranscriptError(ExportError, ValueError):
-    """Text that should be a JSON transcript is not one."""
 
 
 class ExportWriteError(ExportError):
@@ -88,12 +84,7 @@ class ExportFolderMissingError(ExportWriteError):
 # --- time helpers -----------------------------------------------------------------------------
 
 
-def _ms(seconds: float) -> int:
-    """Seconds to whole milliseconds, half-up on the decimal value; negatives and NaN give 0."""
-    value = float(seconds)
-    if not math.isfinite(value) or value <= 0:
-        return 0
-    return int(Decimal(repr(value)).scaleb(3).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+_ms = milliseconds
 
 
 def _clock(ms: int, separator: str) -> str:
@@ -136,8 +127,9 @@ def _wrap(text: str, width: int = CAPTION_LINE_CHARS) -> list[str]:
     return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [text]
 
 
-def _cues(t: Transcript) -> list[tuple[int, int, list[str], str | None]]:
-    """Non-empty cues as (start ms, end ms, wrapped lines, speaker), with end > start enforced."""
+def _cues(t: Transcript) -> list[tuple[int, int, list[str], str | None, str]]:
+    """Non-empty cues as (start ms, end ms, wrapped lines, speaker, translation line or ""),
+    with end > start enforced."""
     cues = []
     for segment in t.segments:
         text = _one_line(segment.text)
@@ -146,7 +138,7 @@ def _cues(t: Transcript) -> list[tuple[int, int, list[str], str | None]]:
         start = _ms(segment.start)
         end = max(_ms(segment.end), start + 1)
         speaker = _one_line(segment.speaker or "") or None
-        cues.append((start, end, _wrap(text), speaker))
+        cues.append((start, end, _wrap(text), speaker, _one_line(segment.translation or "")))
     return cues
 
 
@@ -159,9 +151,10 @@ def _no_arrow(line: str) -> str:
 def to_srt(t: Transcript) -> str:
     """SubRip: numbered cues, ``HH:MM:SS,mmm`` times, a blank line between cues."""
     blocks = []
-    for number, (start, end, lines, speaker) in enumerate(_cues(t), start=1):
+    for number, (start, end, lines, speaker, translation) in enumerate(_cues(t), start=1):
         if speaker:
             lines = [f"{speaker}: {lines[0]}", *lines[1:]]
+        lines = [*lines, translation] if translation else lines
         body = "\n".join(_no_arrow(line) for line in lines)
         blocks.append(f"{number}\n{_clock(start, ',')} --> {_clock(end, ',')}\n{body}\n")
     return "\n".join(blocks)
@@ -174,7 +167,8 @@ def _vtt_escape(line: str) -> str:
 def to_vtt(t: Transcript) -> str:
     """WebVTT: a ``WEBVTT`` header, ``HH:MM:SS.mmm`` times, escaped cue text."""
     blocks = ["WEBVTT\n"]
-    for start, end, lines, speaker in _cues(t):
+    for start, end, lines, speaker, translation in _cues(t):
+        lines = [*lines, translation] if translation else lines
         body = "\n".join(_vtt_escape(line) for line in lines)
         if speaker:
             body = f"<v {_vtt_escape(speaker)}>{body}"
@@ -188,8 +182,9 @@ def to_vtt(t: Transcript) -> str:
 def to_txt(t: Transcript) -> str:
     """Plain text: segments joined by spaces, a new paragraph after pauses over 2 s.
 
-    A change of speaker starts a paragraph, too, prefixed with ``Speaker:``."""
-    paragraphs: list[list[str]] = []
+    A change of speaker starts a paragraph, too, prefixed with ``Speaker:``. The translations of
+    a paragraph's segments are a line beneath it."""
+    paragraphs: list[tuple[list[str], list[str]]] = []  # (texts, translations)
     previous_end: float | None = None
     speaker: str | None = None
     for segment in t.segments:
@@ -198,10 +193,13 @@ def to_txt(t: Transcript) -> str:
             continue
         turn = segment.speaker != speaker
         if previous_end is None or segment.start - previous_end > PARAGRAPH_GAP or turn:
-            paragraphs.append([f"{_one_line(segment.speaker)}:"] if segment.speaker else [])
-        paragraphs[-1].append(text)
+            paragraphs.append(([f"{_one_line(segment.speaker)}:"] if segment.speaker else [], []))
+        paragraphs[-1][0].append(text)
+        if _one_line(segment.translation or ""):
+            paragraphs[-1][1].append(_one_line(segment.translation or ""))
         previous_end, speaker = segment.end, segment.speaker
-    return "\n\n".join(" ".join(p) for p in paragraphs) + "\n" if paragraphs else ""
+    blocks = [" ".join(texts) + ("\n" + " ".join(tr) if tr else "") for texts, tr in paragraphs]
+    return "\n\n".join(blocks) + "\n" if blocks else ""
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>#~|])")
@@ -222,79 +220,10 @@ def to_markdown(t: Transcript) -> str:
             stamp = f"[{_short_clock(_ms(segment.start))}]"
             if segment.speaker:
                 stamp += f" {_md_escape(segment.speaker)}:"
-            blocks.append(f"**{stamp}** {_md_escape(segment.text)}\n")
+            english = _md_escape(segment.translation or "")
+            english = f"  \n*{english}*" if english else ""
+            blocks.append(f"**{stamp}** {_md_escape(segment.text)}{english}\n")
     return "\n".join(blocks)
-
-
-# --- JSON -------------------------------------------------------------------------------------
-
-
-def _seconds(value: float) -> float:
-    return _ms(value) / 1000
-
-
-def _probability(value: float) -> float | None:
-    return float(value) if math.isfinite(value) else None
-
-
-def to_json(t: Transcript) -> str:
-    """JSON with a stable schema; times are seconds rounded to milliseconds."""
-    document = {
-        "title": t.title,
-        "language": t.language,
-        "created": t.created,
-        "text": t.text,
-        "segments": [
-            {
-                "start": _seconds(s.start),
-                "end": _seconds(s.end),
-                "text": s.text,
-                **({"speaker": s.speaker} if s.speaker else {}),
-                "words": [
-                    {
-                        "word": w.text,
-                        "start": _seconds(w.start),
-                        "end": _seconds(w.end),
-                        "probability": _probability(w.probability),
-                    }
-                    for w in s.words
-                ],
-            }
-            for s in t.segments
-        ],
-    }
-    return json.dumps(document, ensure_ascii=False, allow_nan=False, indent=2) + "\n"
-
-
-def from_json(text: str) -> Transcript:
-    """Read back what :func:`to_json` wrote."""
-    try:
-        doc = json.loads(text)
-        segments = tuple(
-            Segment(
-                float(s["start"]),
-                float(s["end"]),
-                str(s["text"]),
-                tuple(
-                    Word(
-                        str(w["word"]),
-                        float(w["start"]),
-                        float(w["end"]),
-                        1.0 if w.get("probability") is None else float(w["probability"]),
-                    )
-                    for w in s.get("words", ())
-                ),
-                None if s.get("speaker") is None else str(s["speaker"]),
-            )
-            for s in doc["segments"]
-        )
-        return Transcript(
-            segments, str(doc.get("title") or ""), doc.get("language"), doc.get("created")
-        )
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise InvalidTranscriptError(
-            f"This is not a desktop-rt JSON transcript ({exc}). Open a file saved as JSON."
-        ) from exc
 
 
 # --- dispatch and writing ---------------------------------------------------------------------

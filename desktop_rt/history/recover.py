@@ -2,8 +2,9 @@
 
 :func:`move_aside` renames ``history.sqlite3`` (with its ``-wal`` and ``-shm``) to
 ``history.sqlite3.damaged-<time>``; :func:`recover_history` then copies every session and turn
-that can be read from that copy into a (new) history, skipping unreadable rows. Recovery is
-idempotent: run twice, it adds nothing. ``python -m desktop_rt.history.recover FILE`` runs it
+that can be read from that copy into a (new) history, skipping unreadable rows, with what the
+copy's schema has of each turn's speaker, translation, word probabilities and correction (the
+recognised text stays revertible). Recovery is idempotent: run twice, it adds nothing. ``python -m desktop_rt.history.recover FILE`` runs it
 into the user's history.
 """
 
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from desktop_rt.history.confidence import decode_probabilities
 from desktop_rt.history.store import StoreError, TranscriptStore
 
 __all__ = ["Recovered", "move_aside", "recover_history", "rotated_message", "main"]
@@ -24,6 +26,8 @@ __all__ = ["Recovered", "move_aside", "recover_history", "rotated_message", "mai
 _SIDECARS = ("-wal", "-shm", "-journal")
 _SESSION_FIELDS = "id, uid, title, started_at, ended_at, model, language, mode"
 _TURN_FIELDS = 'item_id, seq, start, "end", text, completed'
+_LATER_TURN_FIELDS = ("speaker", "original_text", "translation", "probabilities")
+"""Columns a copy has when it was written by a version that had them."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,34 @@ def _rows(
             continue
 
 
+def _later_fields(db: sqlite3.Connection) -> tuple[str, ...]:
+    try:
+        have = {row[1] for row in db.execute("PRAGMA table_info(turns)")}
+    except sqlite3.DatabaseError:
+        return ()
+    return tuple(f for f in _LATER_TURN_FIELDS if f in have)
+
+
+def _copy_turn(
+    into: TranscriptStore, uid: str, row: tuple[Any, ...], later: dict[str, Any]
+) -> None:
+    item_id, _seq, start, end, text, completed = row[:6]
+    original = later.get("original_text")
+    into.save_turn(
+        uid,
+        item_id,
+        text=original if original is not None else text,
+        start=start,
+        end=end,
+        completed=bool(completed),
+        speaker=later.get("speaker"),
+        translation=later.get("translation"),
+        probabilities=decode_probabilities(later.get("probabilities")) or None,
+    )
+    if original is not None and str(text).strip():
+        into.correct_turn(into.turn_id(uid, item_id), text)
+
+
 def recover_history(damaged: Path, into: TranscriptStore) -> Recovered:
     """Copy the readable sessions and turns of ``damaged`` into ``into``.
 
@@ -98,11 +130,13 @@ def recover_history(damaged: Path, into: TranscriptStore) -> Recovered:
         raise StoreError(f"Nothing can be read from {damaged}: {exc}.") from exc
     sessions = turns = unreadable = 0
     try:
+        later = _later_fields(db)
+        fields = ", ".join((_TURN_FIELDS, *later))
         for sid, uid, title, started, ended, model, language, mode in _rows(
             db, "sessions", _SESSION_FIELDS
         ):
             try:
-                found = list(_rows(db, "turns", _TURN_FIELDS, f"WHERE session_id = {int(sid)}"))
+                found = list(_rows(db, "turns", fields, f"WHERE session_id = {int(sid)}"))
             except sqlite3.DatabaseError:
                 unreadable += 1
                 continue
@@ -111,10 +145,8 @@ def recover_history(damaged: Path, into: TranscriptStore) -> Recovered:
             )
             if ended:
                 into.end_session(uid, ended)
-            for item_id, _seq, start, end, text, completed in sorted(found, key=lambda r: r[1]):
-                into.save_turn(
-                    uid, item_id, text=text, start=start, end=end, completed=bool(completed)
-                )
+            for row in sorted(found, key=lambda r: r[1]):
+                _copy_turn(into, uid, row, dict(zip(later, row[6:], strict=True)))
             sessions += 1
             turns += len(found)
     finally:

@@ -4,24 +4,28 @@ Two tables: ``sessions`` (one row per recording session, keyed by a ``uid`` the 
 and ``turns`` (one row per conversation item, keyed by ``(session, item_id)``). Every write is
 idempotent (it sets a turn's whole committed text, never appends), so a failed write can be
 retried as it is. A turn's ``speaker`` labels its stream in meeting mode ("You", "Others"; NULL
-for a one-stream session); files from before it had the column get it when opened. WAL mode with ``synchronous=NORMAL``: a crash of the process loses nothing
-written. A :class:`TranscriptStore` is one connection, used only by the thread that opened it;
+for a one-stream session), ``translation`` holds its live English line, ``probabilities`` its
+words' (JSON, :mod:`~desktop_rt.history.confidence`). A user's correction replaces ``text`` and
+keeps what the recognizer wrote in ``original_text`` until it is reverted; later recognizer
+writes to a corrected turn go to ``original_text``, never over the correction. Files from before
+a column existed get it when opened. WAL mode with ``synchronous=NORMAL``: a crash of the process
+loses nothing written. A :class:`TranscriptStore` is one connection, used only by the thread that opened it;
 :class:`~desktop_rt.history.writer.StoreWriter` and :class:`~desktop_rt.history.worker.HistoryWorker`
 each own one on a thread of their own.
 """
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from desktop_rt.core_types import Word
 from desktop_rt.errors import DesktopRtError
-from desktop_rt.history.speech_text import clean_speech_text
-from desktop_rt.history.transcript import Segment, Transcript, segments_from_words
+from desktop_rt.history.confidence import decode_probabilities, encode_probabilities
+from desktop_rt.history.rows import SessionRow, TurnRow
+from desktop_rt.history.session_transcript import build_transcript, turn_words
+from desktop_rt.history.transcript import Transcript
 from desktop_rt.paths import data_dir
 from desktop_rt.timestamps import now_iso
 
@@ -30,10 +34,13 @@ __all__ = [
     "StoreError",
     "StoreDiskFullError",
     "StoreCorruptError",
+    "TurnNotFoundError",
+    "CorrectionError",
     "SessionRow",
     "TurnRow",
     "TranscriptStore",
     "history_path",
+    "turn_words",
 ]
 
 HISTORY_FILE = "history.sqlite3"
@@ -61,6 +68,9 @@ CREATE TABLE IF NOT EXISTS turns (
     text TEXT NOT NULL DEFAULT '',
     completed INTEGER NOT NULL DEFAULT 0,
     speaker TEXT,
+    original_text TEXT,
+    translation TEXT NOT NULL DEFAULT '',
+    probabilities TEXT,
     UNIQUE (session_id, item_id)
 );
 CREATE INDEX IF NOT EXISTS turns_by_session ON turns (session_id, seq);
@@ -79,51 +89,33 @@ class StoreCorruptError(StoreError):
     """The file is not a readable SQLite database (the writer moves it aside and starts anew)."""
 
 
+class TurnNotFoundError(StoreError):
+    """The turn to correct or revert is not in the history (deleted, or never saved)."""
+
+
+class CorrectionError(StoreError, ValueError):
+    """A correction that cannot be saved as given (an empty text); the turn is left as it was."""
+
+
 def history_path() -> Path:
     return data_dir() / HISTORY_FILE
 
 
-@dataclass(frozen=True)
-class SessionRow:
-    id: int
-    uid: str
-    title: str
-    started_at: str
-    ended_at: str | None
-    model: str | None
-    language: str | None
-    mode: str | None
-    turn_count: int = 0
-    preview: str = ""
-
-    @property
-    def modes(self) -> tuple[str, ...]:
-        """The modes the session used, in order of first use (``mode`` holds them joined by ",")."""
-        return tuple(m for m in (self.mode or "").split(",") if m)
-
-    @property
-    def display_title(self) -> str:
-        return self.title or f"Session {self.started_at[:16].replace('T', ' ')}"
-
-
-@dataclass(frozen=True)
-class TurnRow:
-    id: int
-    session_id: int
-    item_id: str
-    seq: int
-    start: float
-    end: float | None
-    text: str
-    completed: bool
-    speaker: str | None = None
+_ADDED_COLUMNS = (
+    ("speaker", "TEXT"),
+    ("original_text", "TEXT"),
+    ("translation", "TEXT NOT NULL DEFAULT ''"),
+    ("probabilities", "TEXT"),
+)
+"""Columns of ``turns`` added after the first release, in the order they came."""
 
 
 def _add_missing_columns(db: sqlite3.Connection) -> None:
     """Migrate a history written before a column existed (old rows get NULL)."""
     have = {row[1] for row in db.execute("PRAGMA table_info(turns)")}
-    if "speaker" not in have:
-        db.execute("ALTER TABLE turns ADD COLUMN speaker TEXT")
+    for column, declaration in _ADDED_COLUMNS:
+        if column not in have:
+            db.execute(f"ALTER TABLE turns ADD COLUMN {column} {declaration}")
 
 
 def _store_error(exc: sqlite3.Error, path: Path, doing: str) -> StoreError:
@@ -223,21 +215,73 @@ class TranscriptStore:
         end: float | None = None,
         completed: bool | None = None,
         speaker: str | None = None,
+        translation: str | None = None,
+        probabilities: Sequence[float | None] | None = None,
     ) -> None:
-        """Create or update one turn; fields left ``None`` keep their stored value."""
+        """Create or update one turn; fields left ``None`` keep their stored value. ``text`` is
+        the recognizer's: on a corrected turn it replaces ``original_text``, not the correction."""
         session_id = self._session_id(uid)
         done = None if completed is None else int(completed)
+        probs = None if probabilities is None else encode_probabilities(probabilities)
         self._write(
             "saving a turn",
-            'INSERT INTO turns (session_id, item_id, seq, start, "end", text, completed, speaker) '
+            'INSERT INTO turns (session_id, item_id, seq, start, "end", text, completed, speaker, '
+            "translation, probabilities) "
             "VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE session_id = ?1), "
-            "COALESCE(?3, 0), ?4, COALESCE(?5, ''), COALESCE(?6, 0), ?7) "
+            "COALESCE(?3, 0), ?4, COALESCE(?5, ''), COALESCE(?6, 0), ?7, COALESCE(?8, ''), ?9) "
             "ON CONFLICT (session_id, item_id) DO UPDATE SET "
             'start = COALESCE(?3, start), "end" = COALESCE(?4, "end"), '
-            "text = COALESCE(?5, text), completed = COALESCE(?6, completed), "
-            "speaker = COALESCE(?7, speaker)",
-            (session_id, item_id, start, end, text, done, speaker),
+            "text = CASE WHEN original_text IS NULL THEN COALESCE(?5, text) ELSE text END, "
+            "original_text = CASE WHEN original_text IS NULL THEN NULL "
+            "ELSE COALESCE(?5, original_text) END, "
+            "completed = COALESCE(?6, completed), speaker = COALESCE(?7, speaker), "
+            "translation = COALESCE(?8, translation), probabilities = COALESCE(?9, probabilities)",
+            (session_id, item_id, start, end, text, done, speaker, translation, probs),
         )
+
+    def turn_id(self, uid: str, item_id: str) -> int:
+        """The row id of the turn ``item_id`` of the session ``uid``."""
+        rows = self._read(
+            "SELECT t.id FROM turns t JOIN sessions s ON s.id = t.session_id "
+            "WHERE s.uid = ? AND t.item_id = ?",
+            (uid, item_id),
+        )
+        if not rows:
+            raise TurnNotFoundError(f"There is no turn {item_id!r} of session {uid!r} to correct.")
+        return int(rows[0]["id"])
+
+    def correct_turn(self, turn_id: int, text: str) -> None:
+        """Show ``text`` for the turn from now on, keeping the recognizer's text to revert to
+        (a correction back to exactly that text reverts). An empty text is refused."""
+        text = " ".join(text.split())
+        if not text:
+            raise CorrectionError(
+                "A correction cannot be empty; the turn keeps its text. "
+                "To go back to what was recognised, revert the correction instead."
+            )
+        rows = self._read("SELECT text, original_text FROM turns WHERE id = ?", (turn_id,))
+        if not rows:
+            raise TurnNotFoundError(f"The turn {turn_id} is no longer in the history.")
+        recognised = rows[0]["original_text"] or rows[0]["text"]
+        if " ".join(recognised.split()) == text:  # back to what was recognised: a revert
+            self.revert_turn(turn_id)
+            return
+        self._write(
+            "saving a correction",
+            "UPDATE turns SET text = ?2, original_text = ?3 WHERE id = ?1",
+            (turn_id, text, recognised),
+        )
+
+    def revert_turn(self, turn_id: int) -> None:
+        """Show the recognizer's text again (nothing changes for a turn never corrected)."""
+        cursor = self._write(
+            "reverting a correction",
+            "UPDATE turns SET text = COALESCE(original_text, text), original_text = NULL "
+            "WHERE id = ?",
+            (turn_id,),
+        )
+        if cursor.rowcount == 0:
+            raise TurnNotFoundError(f"The turn {turn_id} is no longer in the history.")
 
     def set_session_mode(self, uid: str, mode: str) -> None:
         """Record the modes a session used (comma-separated, in order of first use)."""
@@ -289,14 +333,16 @@ class TranscriptStore:
         return self._session_row(rows[0]) if rows else None
 
     def search(self, query: str, limit: int = 500) -> list[SessionRow]:
-        """Sessions whose title or any turn contains ``query`` (case-insensitive for ASCII)."""
+        """Sessions whose title, any turn or any turn's translation contains ``query``
+        (case-insensitive for ASCII; a corrected turn is found by its correction)."""
         query = query.strip()
         if not query:
             return self.sessions(limit)
         pattern = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         rows = self._read(
             f"SELECT {self._SESSION_COLUMNS} FROM sessions s WHERE s.title LIKE ?1 ESCAPE '\\' OR EXISTS "
-            "(SELECT 1 FROM turns t WHERE t.session_id = s.id AND t.text LIKE ?1 ESCAPE '\\') "
+            "(SELECT 1 FROM turns t WHERE t.session_id = s.id AND (t.text LIKE ?1 ESCAPE '\\' "
+            "OR t.translation LIKE ?1 ESCAPE '\\')) "
             "ORDER BY s.started_at DESC, s.id DESC LIMIT ?2",
             (pattern, limit),
         )
@@ -304,7 +350,8 @@ class TranscriptStore:
 
     def turns(self, session_id: int) -> list[TurnRow]:
         rows = self._read(
-            'SELECT id, session_id, item_id, seq, start, "end", text, completed, speaker '
+            'SELECT id, session_id, item_id, seq, start, "end", text, completed, speaker, '
+            "original_text, translation, probabilities "
             "FROM turns WHERE session_id = ? ORDER BY seq",
             (session_id,),
         )
@@ -319,44 +366,17 @@ class TranscriptStore:
                 r["text"],
                 bool(r["completed"]),
                 r["speaker"],
+                r["original_text"],
+                r["translation"] or "",
+                decode_probabilities(r["probabilities"]),
             )
             for r in rows
         ]
 
     def transcript(self, session_id: int) -> Transcript:
-        """The session as an export :class:`Transcript` (segments with estimated word times).
-
-        Turns of labelled streams (meeting mode) are put in time order, and a cue never mixes
-        speakers: each run of one speaker's turns is cut into cues of its own."""
+        """The session as an export :class:`Transcript` (see
+        :func:`~desktop_rt.history.session_transcript.build_transcript`)."""
         row = self.session(session_id)
         if row is None:
             raise StoreError(f"There is no session {session_id} in the history.")
-        turns = self.turns(session_id)
-        if any(t.speaker for t in turns):
-            turns.sort(key=lambda t: (t.start, t.seq))
-        segments: list[Segment] = []
-        for speaker, run in itertools.groupby(turns, key=lambda t: t.speaker):
-            words: list[Word] = []
-            for turn in run:
-                words.extend(turn_words(turn))
-            segments.extend(replace(s, speaker=speaker) for s in segments_from_words(words))
-        return Transcript(tuple(segments), row.display_title, row.language, row.started_at)
-
-
-def turn_words(turn: TurnRow) -> list[Word]:
-    """A turn's words with times spread over the turn by length (deltas carry no word times).
-
-    Non-speech output saved by older versions (sound tags, runs of punctuation) is left out."""
-    pieces = [(" " + w) for w in clean_speech_text(turn.text).split()]
-    if not pieces:
-        return []
-    chars = sum(len(p) for p in pieces)
-    start = max(0.0, turn.start)
-    end = turn.end if turn.end is not None and turn.end > start else start + 0.065 * chars
-    span = end - start
-    words, t = [], start
-    for piece in pieces:
-        dt = span * len(piece) / chars
-        words.append(Word(piece, round(t, 3), round(t + dt, 3)))
-        t += dt
-    return words
+        return build_transcript(row, self.turns(session_id))

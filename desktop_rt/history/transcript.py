@@ -21,13 +21,15 @@ _CLOSERS = "\"'”’»)]"
 class Segment:
     """One caption cue: a run of words with its time span in seconds.
 
-    ``speaker``: the stream's label in meeting mode ("You", "Others"); None for one stream."""
+    ``speaker``: the stream's label in meeting mode ("You", "Others"); None for one stream.
+    ``translation``: its English line when live translation was on; None for none."""
 
     start: float
     end: float
     text: str
     words: tuple[Word, ...] = ()
     speaker: str | None = None
+    translation: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.words, tuple):
@@ -51,6 +53,12 @@ class Transcript:
     def text(self) -> str:
         """All segment texts joined with single spaces."""
         return " ".join(s.text.strip() for s in self.segments if s.text.strip()).strip()
+
+    @property
+    def translation(self) -> str:
+        """All segment translations joined with single spaces ("" when there are none)."""
+        lines = (s.translation.strip() for s in self.segments if s.translation)
+        return " ".join(line for line in lines if line)
 
 
 def segments_from_words(

@@ -7,6 +7,9 @@ order, and retries them before each later write and every ``retry_seconds``. A d
 (:class:`~desktop_rt.history.store.StoreCorruptError`) is moved aside and a fresh history started:
 at open the copy's path is :attr:`StoreWriter.damaged_copy` (offer the user to recover it); while
 running, what can be read is recovered into the fresh file at once and ``on_rotated`` is called.
+A user's correction of a live turn (:meth:`StoreWriter.correct_turn`) is queued behind the
+turn's own writes, so it always finds the turn; one that cannot apply (the turn is gone, the text
+empty) is logged and dropped, never retried.
 """
 
 from __future__ import annotations
@@ -20,7 +23,14 @@ from pathlib import Path
 from typing import Any, cast
 
 from desktop_rt.history.recover import move_aside, recover_history, rotated_message
-from desktop_rt.history.store import StoreCorruptError, StoreError, TranscriptStore, history_path
+from desktop_rt.history.store import (
+    CorrectionError,
+    StoreCorruptError,
+    StoreError,
+    TranscriptStore,
+    TurnNotFoundError,
+    history_path,
+)
 
 __all__ = ["StoreWriter", "open_history_writer"]
 
@@ -87,6 +97,17 @@ class StoreWriter:
 
     def save_turn(self, uid: str, item_id: str, **fields: Any) -> None:
         self.submit(lambda s: s.save_turn(uid, item_id, **fields))
+
+    def correct_turn(self, uid: str, item_id: str, text: str) -> None:
+        """Show ``text`` for the turn ``item_id`` of session ``uid`` (see the module docstring)."""
+
+        def correct(store: TranscriptStore) -> None:
+            try:
+                store.correct_turn(store.turn_id(uid, item_id), text)
+            except (TurnNotFoundError, CorrectionError) as exc:
+                log.warning("correction not saved: %s", exc)
+
+        self.submit(correct)
 
     def submit(self, op: _Op) -> None:
         self._queue.put(op)

@@ -5,7 +5,9 @@
 (blocking: call it on a helper thread) makes the listener match the :class:`ShareSettings`:
 started, restarted on a new port or token, or stopped; it returns a :class:`ShareState` for the
 window. :meth:`~CaptionShare.follow` (any thread, never blocks) points it at the captions of the
-running server, again after every restart of the server.
+running server, again after every restart of the server. Viewers get the text through the
+window's own non-speech filter (:func:`~desktop_rt.history.speech_text.clean_speech_text`), so
+the page shows what the window shows.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from desktop_rt.engine.server.captions_page import (
     CaptionShareError,
     CaptionShareServer,
 )
+from desktop_rt.history.speech_text import clean_speech_text
 
 __all__ = ["ShareState", "CaptionShare"]
 
@@ -58,7 +61,7 @@ class CaptionShare:
         if not settings.enabled or not settings.token:
             self.stop()
             return ShareState(False, message="Captions are not shared.")
-        wanted = CaptionShareConfig(settings.token, port=settings.port)
+        wanted = CaptionShareConfig(settings.token, port=settings.port, clean=clean_speech_text)
         current = self._server
         if current is not None and current.config.port == wanted.port:
             if current.config.token != wanted.token:

@@ -24,7 +24,7 @@ from desktop_rt.engine.audio.codecs import PCM16, AudioFormat
 from desktop_rt.engine.audio.sources import AudioSource
 from desktop_rt.engine.audio.vad import TurnDetectorSettings
 from desktop_rt.engine.protocol.events import ServerEvent, SessionUpdate
-from desktop_rt.engine.protocol.session_config import SessionPatch
+from desktop_rt.engine.protocol.session_config import LOGPROBS, SessionPatch
 from desktop_rt.history.writer import StoreWriter
 from desktop_rt.live.capture import CaptureFeed
 from desktop_rt.live.transcript_recorder import TranscriptRecorder
@@ -64,12 +64,14 @@ class LiveSettings:
         return HANDS_FREE if self.hands_free else PUSH_TO_TALK
 
     def session_update(self) -> SessionUpdate:
-        """The ``session.update`` for these settings; the feed sends PCM16 at ``SAMPLE_RATE``."""
+        """The ``session.update`` for these settings; the feed sends PCM16 at ``SAMPLE_RATE``.
+        Words come with their probabilities (low-confidence shading, the history)."""
         return SessionUpdate(
             SessionPatch(
                 format=AudioFormat(PCM16, SAMPLE_RATE),
                 language=self.language or None,
                 turn_detection=self.turn_detection,
+                include=(LOGPROBS,),
             )
         )
 

@@ -9,13 +9,17 @@ returns what changed as plain values for the UI (:class:`CaptionTurn`, :class:`S
 punctuation never reach the window or the history). Turn times are seconds since the session
 began: from the key presses (push-to-talk, matched to items in commit order) or the server VAD's
 speech marks (hands-free); the session's ``mode`` lists the modes turns were made in, in order
-of first use. A live translation's events fill a turn's English line (``translation``); it is
-shown, not saved (docs/design/translation.md). See docs/design/app.md.
+of first use. A live translation's events fill a turn's English line (``translation``), saved
+with the turn as its final words arrive (docs/design/translation.md). The words' probabilities
+(the deltas' ``logprobs``) travel with each caption and row, one per shown word
+(:mod:`~desktop_rt.history.confidence`). See docs/design/app.md.
 """
 
 from __future__ import annotations
 
 import collections
+import dataclasses
+import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +31,7 @@ from desktop_rt.engine.protocol.events import (
     InputAudioBufferCommitted,
     InputAudioBufferSpeechStarted,
     InputAudioBufferSpeechStopped,
+    LogProb,
     SessionCreated,
     SessionUpdated,
     TranscriptionCompleted,
@@ -38,6 +43,7 @@ from desktop_rt.engine.protocol.translation import (
     TranslationDelta,
     TranslationTentative,
 )
+from desktop_rt.history.confidence import word_probabilities
 from desktop_rt.history.speech_text import clean_speech_text
 from desktop_rt.history.writer import StoreWriter
 from desktop_rt.live.capture import TurnMark
@@ -62,6 +68,10 @@ class CaptionTurn:
     translation: str = ""
     """Its English translation so far, when live translation is on."""
     translation_tentative: str = ""
+    probabilities: tuple[float | None, ...] = dataclasses.field(default=(), compare=False)
+    """One per word of ``committed`` (split on spaces); None where unknown, () for none."""
+    session_uid: str = dataclasses.field(default="", compare=False)
+    """The history session it is saved in (to correct it there)."""
 
     @property
     def text(self) -> str:
@@ -99,11 +109,23 @@ class _Turn:
     speaker: str | None = None
     translation: str = ""
     translation_tentative: str = ""
+    tokens: list[tuple[str, float | None]] = dataclasses.field(default_factory=list)
+    session_uid: str = ""
 
     @property
     def text(self) -> str:
         """The committed words, cleaned of non-speech output (what is shown and saved)."""
         return clean_speech_text(self.committed)
+
+    def took(self, text: str, logprobs: tuple[LogProb, ...] | None, whole: bool = False) -> None:
+        """Words committed (``whole``: all of them), with their probabilities when sent."""
+        tokens: list[tuple[str, float | None]] = [(text, None)]
+        if logprobs is not None and "".join(lp.token for lp in logprobs) == text:
+            tokens = [(lp.token, math.exp(lp.logprob)) for lp in logprobs]
+        if not whole:
+            self.tokens += tokens
+        elif "".join(t for t, _ in self.tokens) != text or logprobs is not None:
+            self.tokens = tokens
 
     def caption(self, removed: bool = False) -> CaptionTurn:
         return CaptionTurn(
@@ -118,6 +140,8 @@ class _Turn:
             self.speaker,
             clean_speech_text(self.translation),
             clean_speech_text(self.translation_tentative),
+            word_probabilities(self.tokens, self.text),
+            self.session_uid,
         )
 
 
@@ -215,6 +239,7 @@ class TranscriptRecorder:
         turn = self._turns.get(item_id)
         if turn is None:
             turn = _Turn(item_id, len(self._order), start=self._open_start, speaker=self.speaker)
+            turn.session_uid = self.session_uid
             self._turns[item_id] = turn
             self._order.append(item_id)
         return turn
@@ -231,6 +256,7 @@ class TranscriptRecorder:
         if isinstance(event, TranscriptionDelta):
             turn = self._turn(event.item_id)
             turn.committed += event.delta
+            turn.took(event.delta, event.logprobs)
             # The words just committed were the head of the tentative text; the session sends the
             # new tail right after a delta when there is one, so drop the stale tail now.
             turn.tentative = ""
@@ -243,6 +269,7 @@ class TranscriptRecorder:
         if isinstance(event, TranscriptionCompleted):
             turn = self._turn(event.item_id)
             turn.committed, turn.tentative, turn.final = event.transcript, "", True
+            turn.took(event.transcript, event.logprobs, whole=True)
             if turn.end is None and turn.start is not None and event.audio_seconds:
                 turn.end = turn.start + event.audio_seconds
             self._save(turn, completed=True)
@@ -285,6 +312,9 @@ class TranscriptRecorder:
             turn.translation_tentative = event.text
         else:
             turn.translation, turn.translation_tentative = event.transcript, ""
+        if turn.saved and self._writer is not None and not isinstance(event, TranslationTentative):
+            english = clean_speech_text(turn.translation).strip()
+            self._writer.save_turn(self.session_uid, turn.item_id, translation=english)
         return [turn.caption()]
 
     def _cleared(self) -> list[Update]:
@@ -329,4 +359,6 @@ class TranscriptRecorder:
             end=turn.end,
             completed=completed,
             speaker=self.speaker,
+            translation=clean_speech_text(turn.translation).strip() or None,
+            probabilities=word_probabilities(turn.tokens, text),
         )

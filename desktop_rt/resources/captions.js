@@ -15,7 +15,7 @@
   const box = document.getElementById("captions");
   const status = document.getElementById("status");
   const themeSelect = document.getElementById("theme");
-  const lines = new Map(); // id -> {root, committed, tentative, translation}
+  const lines = new Map(); // id -> {root, committed, tentative, translation, ...}
   let size = Math.min(160, Math.max(12, parseInt(store.get("fontSize", "32"), 10) || 32));
 
   function applySize() {
@@ -51,9 +51,16 @@
     const translation = document.createElement("span");
     translation.className = "translation";
     translation.lang = "en";
+    translation.hidden = true;
+    const translated = document.createElement("span");
+    translated.className = "translated";
+    const translating = document.createElement("span");
+    translating.className = "tentative";
+    translating.setAttribute("aria-hidden", "true");
+    translation.append(translated, translating);
     root.append(committed, tentative, translation);
     box.append(root);
-    entry = { root, committed, tentative, translation };
+    entry = { root, committed, tentative, translation, translated, translating };
     lines.set(id, entry);
     return entry;
   }
@@ -61,8 +68,12 @@
     const entry = element(line.id);
     entry.committed.textContent = line.committed;
     entry.tentative.textContent = line.tentative;
-    // Translation hook: a line's "translation" text, when the app sends one.
-    entry.translation.textContent = line.translation || "";
+    // The English line, when live translation is on: final words, then the tentative ones.
+    const translated = line.translation || "";
+    const translating = line.translation_tentative || "";
+    entry.translated.textContent = translated;
+    entry.translating.textContent = translating;
+    entry.translation.hidden = !(translated.trim() || translating.trim());
   }
   function remove(id) {
     const entry = lines.get(id);

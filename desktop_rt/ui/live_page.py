@@ -23,6 +23,7 @@ from desktop_rt.config import HANDS_FREE, Settings
 from desktop_rt.live.embedded_server import ServerState
 from desktop_rt.ui.widgets.caption_view import CaptionView
 from desktop_rt.ui.widgets.level_meter import LevelMeter
+from desktop_rt.ui.widgets.wrapped_placeholder import WrappedPlaceholder
 
 __all__ = ["LivePage", "describe"]
 
@@ -43,6 +44,7 @@ class LivePage(QWidget):
     def __init__(self, settings: Settings, parent: QWidget | None = None):
         super().__init__(parent)
         self.captions = CaptionView(font_size=settings.captions.font_size)
+        WrappedPlaceholder(self.captions)  # Qt would cut a long placeholder after one line
         self.level_meter = LevelMeter(threshold=settings.vad.threshold)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 6)

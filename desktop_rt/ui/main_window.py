@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, Settings
 from desktop_rt.live.file_import import ImportResult
 from desktop_rt.ui.bridge import ServerState
+from desktop_rt.ui.caption_edits import connect_caption_edits
 from desktop_rt.ui.caption_share import CaptionShareControl
 from desktop_rt.ui.controller import AppController
 from desktop_rt.ui.dictation import DictationAdapter
@@ -159,7 +160,10 @@ class MainWindow(QMainWindow):
         tools = bar.addMenu("&Tools")
         tools.addAction(make_action(self, "models", "Models…", self.open_models))
         tools.addAction(make_action(self, "settings", "Settings…", self.open_settings))
-        tools.addAction("Share captions…", lambda: self.share.open_dialog(self))
+        self.share_action = make_action(
+            self, "share", "Share captions…", lambda: self.share.open_dialog(self)
+        )
+        tools.addAction(self.share_action)
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(
             "Keyboard shortcuts",
@@ -182,6 +186,7 @@ class MainWindow(QMainWindow):
         c, b, live = self.controller, self.controller.bridge, self.live
         b.caption.connect(self.captions.show_turn)
         b.caption.connect(self.overlay.show_turn)
+        connect_caption_edits(c, self.captions, self.history)  # corrections, shading (issue 18)
         b.level.connect(self.level_meter.set_reading)
         b.speech.connect(live.set_speech)
         b.error.connect(self.status_panel.show_message)

@@ -35,6 +35,7 @@ SHORTCUTS: dict[str, Shortcut] = {
     "copy_all": Shortcut("Ctrl+Shift+C", "Copy all captions of this session"),
     "models": Shortcut("Ctrl+Shift+M", "Models"),
     "settings": Shortcut("Ctrl+,", "Settings"),
+    "share": Shortcut("Ctrl+Shift+S", "Share captions with other screens (link and QR code)"),
     "quit": Shortcut("Ctrl+Q", "Quit (everything said is saved)"),
 }
 
@@ -54,5 +55,6 @@ def make_action(
 
 def help_text() -> str:
     rows = [("Space (hold)", "Talk, in push-to-talk mode")]
+    rows += [("F2", "Correct the caption line or history turn in focus (or double-click it)")]
     rows += [(s.keys, s.text) for s in SHORTCUTS.values()]
     return "\n".join(f"{keys:<16} {text}" for keys, text in rows)

@@ -4,7 +4,8 @@
 desktop's own palette in place and follows its changes), then fills ``resources/app.qss`` with
 :class:`ThemeColors` derived from that palette, so every colour the style sheet and the painted
 widgets use (the overlay, the level meter) comes from the palette in force. Colours for text are
-checked against their background with :func:`contrast_ratio` (WCAG 2) and adjusted to reach 4.5.
+checked against their background with :func:`contrast_ratio` (WCAG 2) and adjusted to reach 4.5;
+so are the lighter words the recognizer was unsure of (:func:`uncertain_color`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = [
     "ThemeManager",
     "contrast_ratio",
     "readable",
+    "uncertain_color",
     "palette_for",
     "theme_colors",
     "stylesheet",
@@ -90,6 +92,12 @@ def readable(color: QColor, background: QColor, minimum: float = 4.5) -> QColor:
         if contrast_ratio(candidate, background) >= minimum:
             return candidate
     return target
+
+
+def uncertain_color(text: QColor, background: QColor) -> QColor:
+    """Lighter than ``text`` for words the recognizer was unsure of, still readable (4.5:1)
+    on ``background``: a third of the way to the background, pulled back where that is too faint."""
+    return readable(_mix(text, background, 0.34), background)
 
 
 def palette_for(theme: str) -> QPalette | None:

@@ -59,6 +59,7 @@ def test_the_typed_update_matches_the_wire_update_the_app_sent_before(mode):
                     "turn_detection": turn,
                 }
             },
+            "include": ["item.input_audio_transcription.logprobs"],  # word probabilities
         },
     }
     assert LiveSettings.from_settings(settings).session_update() == parse(wire)

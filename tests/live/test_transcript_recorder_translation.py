@@ -1,4 +1,4 @@
-"""The recorder's English line (live translation): shown with its turn, never saved."""
+"""The recorder's English line (live translation): shown with its turn and saved with it."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from desktop_rt.live.session import LiveSettings
 from desktop_rt.live.transcript_recorder import TranscriptRecorder
 
 
-def test_translation_events_fill_the_turns_english_line_and_only_the_original_is_saved(tmp_path):
+def test_translation_events_fill_the_turns_english_line_and_its_final_words_are_saved(tmp_path):
     writer = StoreWriter(tmp_path / "h.sqlite3")
     try:
         recorder = TranscriptRecorder("rec_1", writer, model="whisper-base")
@@ -35,7 +35,9 @@ def test_translation_events_fill_the_turns_english_line_and_only_the_original_is
         assert writer.flush()
         with TranscriptStore(writer.path) as store:
             (session,) = store.sessions()
-            assert [t.text for t in store.turns(session.id)] == ["Bonjour à tous."]
+            assert [(t.text, t.translation) for t in store.turns(session.id)] == [
+                ("Bonjour à tous.", "Hello everyone.")
+            ]
     finally:
         writer.close()
 

@@ -50,3 +50,4 @@ def test_the_english_line_shows_beneath_the_captions(make_app, qtbot):
         [session] = store.sessions()
         [saved] = store.turns(session.id)
     assert saved.text == turn.committed  # the history keeps the original words
+    assert saved.translation == turn.translation.strip()  # and the English line beside them

@@ -3,18 +3,25 @@
 :class:`CaptionBoard` is fed the server events of the app's own session (:meth:`~CaptionBoard.apply`)
 and answers the frame viewers need for each change, or None when nothing they see changed:
 
-- ``{"type": "line", "line": {"id", "committed", "tentative", "translation", "final"}}``: the
-  whole current state of one line (a turn), new or changed;
+- ``{"type": "line", "line": {"id", "committed", "tentative", "translation",
+  "translation_tentative", "final"}}``: the whole current state of one line (a turn), new or
+  changed;
 - ``{"type": "remove", "id"}``: a turn cleared before it had words;
 - ``{"type": "snapshot", "lines": [line, ...]}``: every line kept (:meth:`~CaptionBoard.snapshot`),
   what a new or resynced viewer gets first.
 
 Committed text only grows (deltas, then the completed transcript); tentative text replaces the
 previous tail. At most ``max_lines`` recent lines are kept: a viewer joining late sees the
-last ones. Translation hook: :meth:`~CaptionBoard.apply_translation` sets a line's
-``translation`` text; whoever produces translations calls it (through
-:meth:`CaptionBroadcaster.observe_translation <desktop_rt.engine.server.captions_feed.CaptionBroadcaster.observe_translation>`),
-and the page shows that line under the original when it is not empty.
+last ones. A live translation's events (``...translation.delta/tentative/completed``) fill a
+line's English text as the window's do: final words grow ``translation``, the not yet final ones
+replace ``translation_tentative``; the page shows them under the original. Translation hook for
+other producers: :meth:`~CaptionBoard.apply_translation` sets a line's whole ``translation``
+(through :meth:`CaptionBroadcaster.observe_translation
+<desktop_rt.engine.server.captions_feed.CaptionBroadcaster.observe_translation>`).
+
+The board keeps the recognizer's text as it came; :func:`shown` maps a frame through the text
+filter the window applies (``history.speech_text.clean_speech_text``, passed in by the caller
+so this module imports nothing outside ``engine``), so a viewer sees what the window shows.
 """
 
 from __future__ import annotations
@@ -32,10 +39,17 @@ from desktop_rt.engine.protocol.events import (
     TranscriptionDelta,
     TranscriptionTentative,
 )
+from desktop_rt.engine.protocol.translation import (
+    TranslationCompleted,
+    TranslationDelta,
+    TranslationTentative,
+)
 
-__all__ = ["CaptionLine", "CaptionBoard", "Frame", "snapshot_frame"]
+__all__ = ["CaptionLine", "CaptionBoard", "Frame", "TextFilter", "shown", "snapshot_frame"]
 
 Frame = dict[str, Any]
+TextFilter = Callable[[str], str]
+_TEXT_FIELDS = ("committed", "tentative", "translation", "translation_tentative")
 
 
 @dataclass(frozen=True)
@@ -46,6 +60,7 @@ class CaptionLine:
     committed: str = ""
     tentative: str = ""
     translation: str = ""
+    translation_tentative: str = ""
     final: bool = False
     sent: bool = False
     """Its audio was committed: a clear of the input buffer no longer removes it."""
@@ -60,6 +75,21 @@ def snapshot_frame(lines: list[CaptionLine]) -> Frame:
     return {"type": "snapshot", "lines": [line.to_json() for line in lines]}
 
 
+def _shown_line(line: dict[str, Any], clean: TextFilter) -> dict[str, Any]:
+    return {**line, **{key: clean(line[key]) for key in _TEXT_FIELDS}}
+
+
+def shown(frame: Frame, clean: TextFilter) -> Frame:
+    """``frame`` with every text of its line(s) passed through ``clean`` (each piece on its
+    own, as the window cleans committed and tentative words apart); other frames unchanged."""
+    out = dict(frame)
+    if "line" in frame:
+        out["line"] = _shown_line(frame["line"], clean)
+    if "lines" in frame:
+        out["lines"] = [_shown_line(line, clean) for line in frame["lines"]]
+    return out
+
+
 class CaptionBoard:
     """See the module docstring. Not thread-safe: its owner serializes the calls."""
 
@@ -72,6 +102,9 @@ class CaptionBoard:
             TranscriptionCompleted: self._completed,
             InputAudioBufferCommitted: self._committed,
             InputAudioBufferCleared: self._cleared,
+            TranslationDelta: self._translation_delta,
+            TranslationTentative: self._translation_tentative,
+            TranslationCompleted: self._translation_completed,
         }
 
     def apply(self, event: ServerEvent) -> Frame | None:
@@ -84,7 +117,8 @@ class CaptionBoard:
 
     def apply_translation(self, item_id: str, text: str) -> Frame:
         """The translation hook: ``item_id``'s translation is now ``text`` (replaces it)."""
-        return self._put(replace(self._line(item_id), translation=text))
+        line = replace(self._line(item_id), translation=text, translation_tentative="")
+        return self._put(line)
 
     def snapshot(self) -> Frame:
         return snapshot_frame(list(self._lines.values()))
@@ -115,6 +149,17 @@ class CaptionBoard:
     def _completed(self, event: TranscriptionCompleted) -> Frame:
         line = self._line(event.item_id)
         return self._put(replace(line, committed=event.transcript, tentative="", final=True))
+
+    def _translation_delta(self, event: TranslationDelta) -> Frame:
+        line = self._line(event.item_id)
+        text = line.translation + event.delta
+        return self._put(replace(line, translation=text, translation_tentative=""))
+
+    def _translation_tentative(self, event: TranslationTentative) -> Frame:
+        return self._put(replace(self._line(event.item_id), translation_tentative=event.text))
+
+    def _translation_completed(self, event: TranslationCompleted) -> Frame:
+        return self.apply_translation(event.item_id, event.transcript)
 
     def _committed(self, event: InputAudioBufferCommitted) -> Frame | None:
         self._put(replace(self._line(event.item_id), sent=True))

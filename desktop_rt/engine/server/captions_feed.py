@@ -10,7 +10,8 @@ returns the current snapshot and the way to unsubscribe, atomically, so no chang
 thread) encodes a frame once and offers it to every :class:`Viewer`. Each viewer has a bounded
 queue; a viewer too slow to keep up has its queue emptied and gets the whole text again (a
 fresh snapshot) once it reads on, so a slow phone costs memory of ``queue_size`` frames at most
-and never delays the others or the app.
+and never delays the others or the app. Its ``clean`` filter (the window's non-speech filter)
+is applied to every frame's text before encoding (:func:`~desktop_rt.engine.server.captions_board.shown`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import threading
 from collections.abc import Callable
 
 from desktop_rt.engine.protocol.events import ServerEvent
-from desktop_rt.engine.server.captions_board import CaptionBoard, Frame
+from desktop_rt.engine.server.captions_board import CaptionBoard, Frame, TextFilter, shown
 
 __all__ = ["CaptionBroadcaster", "Viewer", "ViewerFanout", "RESYNC"]
 
@@ -104,9 +105,15 @@ class ViewerFanout:
     """The viewers of one caption listener; every method but :meth:`push` and :meth:`follow`
     runs on ``loop``."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, queue_size: int = 64):
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        queue_size: int = 64,
+        clean: TextFilter | None = None,
+    ):
         self._loop = loop
         self.queue_size = queue_size
+        self._clean = clean
         self.viewers: set[Viewer] = set()
         self._snapshot: Frame = {"type": "snapshot", "lines": []}
         self._unsubscribe: Callable[[], None] | None = None
@@ -139,7 +146,7 @@ class ViewerFanout:
         if isinstance(item, str):
             return item
         source = self._source
-        return json.dumps(source.snapshot() if source is not None else self._snapshot)
+        return self._encode(source.snapshot() if source is not None else self._snapshot)
 
     def close(self) -> None:
         """Stop following (the listener is closing: viewers are not sent anything more)."""
@@ -147,8 +154,11 @@ class ViewerFanout:
             self._unsubscribe()
         self._unsubscribe, self._source = None, None
 
+    def _encode(self, frame: Frame) -> str:
+        return json.dumps(shown(frame, self._clean) if self._clean is not None else frame)
+
     def _push_here(self, frame: Frame) -> None:
-        text = json.dumps(frame)
+        text = self._encode(frame)
         for viewer in self.viewers:
             viewer.offer(text)
 

@@ -23,6 +23,7 @@ import hmac
 import logging
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from http import HTTPStatus
 from importlib import resources
@@ -88,6 +89,9 @@ class CaptionShareConfig:
     queue_size: int = 64
     """Frames waiting for one viewer; a viewer further behind gets the whole text again."""
     max_viewers: int = 200
+    clean: Callable[[str], str] | None = None
+    """The window's filter for non-speech text, applied to every text a viewer is sent (the
+    app passes ``history.speech_text.clean_speech_text``); None sends the text as it came."""
 
 
 def page_html() -> str:
@@ -227,7 +231,7 @@ class CaptionShareServer:
     async def _serve(self) -> None:
         cfg = self.config
         self._stop = asyncio.get_running_loop().create_future()
-        fanout = ViewerFanout(asyncio.get_running_loop(), cfg.queue_size)
+        fanout = ViewerFanout(asyncio.get_running_loop(), cfg.queue_size, cfg.clean)
         async with serve(
             self._viewer,
             cfg.host,

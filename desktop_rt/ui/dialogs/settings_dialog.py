@@ -190,6 +190,10 @@ class SettingsDialog(QDialog):
         self.font_size.setValue(settings.captions.font_size)
         self.font_size.setSuffix(" pt")
         _row(form, "Te&xt size", self.font_size, self.font_size)
+        self.shade_uncertain = QCheckBox("&Shade words the recogniser was unsure of (dotted)")
+        self.shade_uncertain.setChecked(settings.captions.shade_uncertain)
+        self.shade_uncertain.setAccessibleName("Shade uncertain words")
+        form.addRow(self.shade_uncertain)
         self.font_family = font_combo(settings.appearance.font_family)
         _row(form, "&Font", self.font_family, self.font_family)
         self.theme = QComboBox()
@@ -279,7 +283,11 @@ class SettingsDialog(QDialog):
                 silence_duration_ms=self.silence.value(),
                 prefix_padding_ms=self.padding.value(),
             ),
-            captions=replace(s.captions, font_size=self.font_size.value()),
+            captions=replace(
+                s.captions,
+                font_size=self.font_size.value(),
+                shade_uncertain=self.shade_uncertain.isChecked(),
+            ),
             appearance=replace(
                 s.appearance,
                 theme=self.theme.currentData(),

@@ -9,6 +9,12 @@ more than a line per update. The view follows new text while the user is at the 
 (:class:`~desktop_rt.ui.widgets.announcements.AnnouncementQueue`); :attr:`announced` echoes them.
 A turn's English translation, when live translation is on, is a second line of its paragraph
 (after a line separator, smaller and in a muted colour; its tentative tail dimmed as well).
+Words the recognizer was unsure of are shaded (:mod:`~desktop_rt.ui.widgets.caption_formats`,
+:meth:`CaptionView.set_shading`). A final turn can be corrected in place: double-click it, F2 on
+the line holding the keyboard cursor (else the latest final line), or "Correct this line…" in
+its context menu; Enter saves. The view then shows the correction and emits
+:attr:`CaptionView.corrected` (turn, text) for the caller to save; tentative text is never
+editable.
 """
 
 from __future__ import annotations
@@ -30,13 +36,15 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QPushButton, QTextEdit, QWidget
 
 from desktop_rt.live.transcript_recorder import CaptionTurn
+from desktop_rt.ui.widgets import caption_formats as formats
 from desktop_rt.ui.widgets.announcements import AnnouncementQueue
+from desktop_rt.ui.widgets.caption_corrector import CaptionCorrector
+from desktop_rt.ui.widgets.caption_formats import Shading
 
 __all__ = ["CaptionView"]
 
 _FOLLOW_SLACK = 8  # pixels from the bottom that still count as "at the bottom"
 _LINE_BREAK = "\u2028"  # a line break inside a paragraph: one turn stays one block
-_TRANSLATION_SCALE = 0.85  # the English line's size, relative to the captions' own
 MAX_TURNS = 300  # turns kept on screen (about an hour and a half of speech)
 
 
@@ -45,6 +53,7 @@ class CaptionView(QTextEdit):
 
     following_changed = Signal(bool)
     announced = Signal(str)  # committed words just announced to screen readers
+    corrected = Signal(object, str)  # CaptionTurn, the text the user wrote for it
 
     def __init__(
         self,
@@ -71,6 +80,8 @@ class CaptionView(QTextEdit):
         self._blocks: dict[str, int] = {}  # item id -> block number
         self._lines: dict[str, int] = {}  # item id -> lines its paragraph showed last
         self._turns: dict[str, CaptionTurn] = {}
+        self._corrections: dict[str, str] = {}  # item id -> the user's text for it
+        self.shading = Shading()
         self._announcements = AnnouncementQueue(announce_interval)
         self._announce_timer = QTimer(self)
         self._announce_timer.setSingleShot(True)
@@ -86,6 +97,7 @@ class CaptionView(QTextEdit):
         self.verticalScrollBar().valueChanged.connect(self._scrolled)
         self.verticalScrollBar().rangeChanged.connect(self._range_changed)
         self.set_font_size(font_size)
+        self.corrector = CaptionCorrector(self)
 
     # ---- public API ----------------------------------------------------------------------------
 
@@ -106,10 +118,17 @@ class CaptionView(QTextEdit):
         self.setFont(font)
         self.document().setDefaultFont(font)
 
+    def set_shading(self, shading: Shading) -> None:
+        """Shade uncertain words (or not) from now on; every turn is drawn again."""
+        if shading != self.shading:
+            self.shading = shading
+            self.restyle()
+
     def restyle(self) -> None:
         """Draw every turn again in the palette now in force (after a theme change)."""
-        turns = self.turns()
+        turns, corrections = self.turns(), dict(self._corrections)
         self.clear_captions()
+        self._corrections.update(corrections)
         for turn in turns:
             self.show_turn(turn)
 
@@ -124,11 +143,18 @@ class CaptionView(QTextEdit):
         self._blocks.clear()
         self._lines.clear()
         self._turns.clear()
+        self._corrections.clear()
         self._dropped.clear()
         self._current = None
 
     def committed_text(self) -> str:
-        return " ".join(t.committed.strip() for t in self.turns() if t.committed.strip())
+        texts = (self.shown_committed(t.item_id) for t in self.turns())
+        return " ".join(t for t in texts if t)
+
+    def shown_committed(self, item_id: str) -> str:
+        """The committed words shown for ``item_id``: the user's correction, if any."""
+        turn = self._turns.get(item_id)
+        return "" if turn is None else self._corrections.get(item_id, turn.committed).strip()
 
     def show_turn(self, turn: CaptionTurn) -> None:
         """Show the latest state of one turn (new turns go to the end)."""
@@ -153,15 +179,22 @@ class CaptionView(QTextEdit):
             )
             cursor.removeSelectedText()
         committed = turn.committed.lstrip() if turn.committed else ""
+        correction = self._corrections.get(turn.item_id)
         if turn.speaker:  # meeting mode: "You: ", "Others: "
-            cursor.insertText(f"{turn.speaker}: ", self._speaker_format())
-        cursor.insertText(committed, self._committed_format())
+            cursor.insertText(f"{turn.speaker}: ", formats.speaker_format(self.palette()))
+        if correction is not None:
+            committed = correction
+            cursor.insertText(committed, formats.committed_format(self.palette()))
+        else:
+            formats.insert_words(
+                cursor, committed, turn.probabilities, self.palette(), self.shading
+            )
         tentative = turn.tentative if turn.committed else turn.tentative.lstrip()
         if tentative:
             cursor.insertText(tentative, self._tentative_format())
         self._limit_lines(turn.item_id, len(committed))
         self._insert_translation(turn)
-        if committed:
+        if committed and correction is None:
             self._announcements.committed(turn.item_id, committed)
             self._announce()
         if new:
@@ -240,45 +273,41 @@ class CaptionView(QTextEdit):
         bar.setValue(bar.maximum())
         self._set_follow(True)
 
+    # ---- corrections (gestures and the editor: caption_corrector) ----------------------------
+
+    def item_of_block(self, number: int) -> str | None:
+        """The turn drawn as paragraph ``number``, if any."""
+        return next((item for item, n in self._blocks.items() if n == number), None)
+
+    def editable(self, item_id: str | None) -> bool:
+        """A final turn with words (tentative text is never corrected)."""
+        turn = self._turns.get(item_id or "")
+        return turn is not None and turn.final and bool(self.shown_committed(turn.item_id))
+
+    def block_number(self, item_id: str) -> int:
+        return self._blocks[item_id]
+
+    def apply_correction(self, item_id: str, text: str) -> bool:
+        """Show ``text`` for the final turn ``item_id`` and emit :attr:`corrected`; False (and
+        nothing changes) for a turn that is not editable or a text left blank or unchanged."""
+        text = " ".join(text.split())
+        if not self.editable(item_id) or not text or text == self.shown_committed(item_id):
+            return False
+        turn = self._turns[item_id]
+        self._corrections[item_id] = text
+        if text == turn.committed.strip():  # back to what was recognised
+            del self._corrections[item_id]
+        self.show_turn(turn)
+        self.corrected.emit(turn, text)
+        return True
+
     # ---- formats -------------------------------------------------------------------------------
 
-    def _committed_format(self) -> QTextCharFormat:
-        fmt = QTextCharFormat()
-        fmt.setForeground(self.palette().color(QPalette.ColorRole.Text))
-        return fmt
-
     def _tentative_format(self) -> QTextCharFormat:
-        fmt = QTextCharFormat()
-        text = self.palette().color(QPalette.ColorRole.Text)
-        base = self.palette().color(QPalette.ColorRole.Base)
-        dim = QColor(  # about halfway between the text and the background: clearly secondary, still legible
-            (text.red() * 9 + base.red() * 11) // 20,
-            (text.green() * 9 + base.green() * 11) // 20,
-            (text.blue() * 9 + base.blue() * 11) // 20,
-        )
-        fmt.setForeground(dim)
-        fmt.setFontItalic(True)
-        return fmt
+        return formats.tentative_format(self.palette())
 
     def _translation_format(self, tentative: bool = False) -> QTextCharFormat:
-        fmt = self._tentative_format() if tentative else QTextCharFormat()
-        if not tentative:
-            text = self.palette().color(QPalette.ColorRole.Text)
-            base = self.palette().color(QPalette.ColorRole.Base)
-            fmt.setForeground(  # muted, well above the tentative words' contrast
-                QColor(
-                    (text.red() * 3 + base.red()) // 4,
-                    (text.green() * 3 + base.green()) // 4,
-                    (text.blue() * 3 + base.blue()) // 4,
-                )
-            )
-        fmt.setFontPointSize(max(6.0, self.font().pointSizeF() * _TRANSLATION_SCALE))
-        return fmt
-
-    def _speaker_format(self) -> QTextCharFormat:
-        fmt = self._committed_format()
-        fmt.setFontWeight(QFont.Weight.Bold)
-        return fmt
+        return formats.translation_format(self.palette(), self.font().pointSizeF(), tentative)
 
     def _style_block(self, item_id: str, current: bool, final: bool = False) -> None:
         block = self.document().findBlockByNumber(self._blocks[item_id])
@@ -306,6 +335,7 @@ class CaptionView(QTextEdit):
         number = self._blocks.pop(item_id, None)
         self._turns.pop(item_id, None)
         self._lines.pop(item_id, None)
+        self._corrections.pop(item_id, None)
         if number is None:
             return
         block = self.document().findBlockByNumber(number)

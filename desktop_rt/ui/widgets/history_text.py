@@ -7,9 +7,25 @@ import logging
 from desktop_rt.errors import DesktopRtError
 from desktop_rt.history.store import SessionRow
 
-__all__ = ["FORMAT_NAMES", "clock", "session_label", "error_message"]
+__all__ = ["DESCRIPTIONS", "FORMAT_NAMES", "clock", "session_label", "error_message"]
 
 log = logging.getLogger("desktop_rt.ui.widgets.history_view")
+
+DESCRIPTIONS = {
+    "search": ("Search sessions", "Shows the sessions whose title or text has this."),
+    "sessions": ("Saved sessions", "Saved sessions, newest first."),
+    "turns": (
+        "Turns",
+        "The turns of the selected session, with their start times. Double-click a turn or "
+        "press F2 to correct it.",
+    ),
+    "rename_button": ("Rename session", "Gives the selected session a title."),
+    "delete_button": ("Delete session", "Deletes the selected session and its text."),
+    "copy_turn_button": ("Copy turn", "Copies the selected turns' text."),
+    "copy_all_button": ("Copy all", "Copies the whole text of the session."),
+    "export_button": ("Export", "Saves the session as text or subtitles."),
+}
+"""The history view's widgets (attribute names): their accessible names and descriptions."""
 
 FORMAT_NAMES = {
     "txt": "Plain text",

@@ -1,10 +1,12 @@
-"""History: browse, search, rename, delete saved sessions; copy turns; export with times.
+"""History: browse, search, rename, delete saved sessions; copy, correct and revert turns; export.
 
 Every query, edit and export runs on the history's own I/O thread
 (:class:`~desktop_rt.ui.widgets.history_jobs.HistoryJobs`); the view renders the answers. While
 jobs run it shows a busy bar and what it is doing; a failed read shows in the title, a failed
 action in the status line and a warning box. Signals for callers and tests: :attr:`loaded`,
 :attr:`exported`, :attr:`copied`, :attr:`failed`. The live session writes through its own writer.
+A turn corrected in the list (:class:`~desktop_rt.ui.widgets.history_turns.TurnList`) is saved at
+once, keeping the recognised text to revert to; search and exports then use the correction.
 """
 
 from __future__ import annotations
@@ -17,9 +19,7 @@ from typing import TypeVar
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QShowEvent
 from PySide6.QtWidgets import (
-    QFileDialog,
     QHBoxLayout,
-    QInputDialog,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -34,10 +34,17 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_rt.history.export import FORMATS, write_transcript
-from desktop_rt.history.speech_text import clean_speech_text
 from desktop_rt.history.store import SessionRow, TranscriptStore, TurnRow
+from desktop_rt.ui.widgets.caption_formats import Shading
 from desktop_rt.ui.widgets.history_jobs import HistoryJobs
-from desktop_rt.ui.widgets.history_text import FORMAT_NAMES, clock, error_message, session_label
+from desktop_rt.ui.widgets.history_prompts import ask_export_path, ask_title, confirm_delete
+from desktop_rt.ui.widgets.history_text import (
+    DESCRIPTIONS,
+    FORMAT_NAMES,
+    error_message,
+    session_label,
+)
+from desktop_rt.ui.widgets.history_turns import TurnList
 
 __all__ = ["HistoryView"]
 
@@ -77,11 +84,7 @@ class HistoryView(QWidget):
         self.sessions.setAlternatingRowColors(True)
         self.sessions.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.sessions.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.turns = QListWidget()
-        self.turns.setWordWrap(True)
-        self.turns.setSpacing(3)
-        self.turns.setAlternatingRowColors(True)
-        self.turns.setSelectionMode(QListWidget.SelectionMode.ExtendedSelection)
+        self.turns = TurnList()
         self.title = QLabel()
         self.title.setStyleSheet("font-size: 16px; font-weight: 600;")
         self.status = QLabel()
@@ -104,16 +107,17 @@ class HistoryView(QWidget):
         self.export_button.setMenu(menu)
 
     def _describe(self) -> None:
-        for widget, name, description in (
-            (self.search, "Search sessions", "Shows the sessions whose title or text has this."),
-            (self.sessions, "Saved sessions", "Saved sessions, newest first."),
-            (self.turns, "Turns", "The turns of the selected session, with their start times."),
-            (self.rename_button, "Rename session", "Gives the selected session a title."),
-            (self.delete_button, "Delete session", "Deletes the selected session and its text."),
-            (self.copy_turn_button, "Copy turn", "Copies the selected turns' text."),
-            (self.copy_all_button, "Copy all", "Copies the whole text of the session."),
-            (self.export_button, "Export", "Saves the session as text or subtitles."),
+        for widget, key in (
+            (self.search, "search"),
+            (self.sessions, "sessions"),
+            (self.turns, "turns"),
+            (self.rename_button, "rename_button"),
+            (self.delete_button, "delete_button"),
+            (self.copy_turn_button, "copy_turn_button"),
+            (self.copy_all_button, "copy_all_button"),
+            (self.export_button, "export_button"),
         ):
+            name, description = DESCRIPTIONS[key]
             widget.setAccessibleName(name)
             widget.setAccessibleDescription(description)
             widget.setToolTip(description)
@@ -143,7 +147,7 @@ class HistoryView(QWidget):
         self.splitter.setSizes([300, 600])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
-        layout.addWidget(self.splitter)
+        layout.addWidget(self.splitter, 1)  # the spare height: never the status line's
         layout.addWidget(self.busy)
         layout.addWidget(self.status)
 
@@ -158,6 +162,8 @@ class HistoryView(QWidget):
         self.delete_button.clicked.connect(self.delete_dialog)
         self.copy_turn_button.clicked.connect(self.copy_turns)
         self.copy_all_button.clicked.connect(self.copy_all)
+        self.turns.correction_requested.connect(lambda turn, text: self.correct(turn.id, text))
+        self.turns.revert_requested.connect(lambda turn: self.revert(turn.id))
         if self.jobs is not None:
             self.jobs.busy_changed.connect(self._set_busy)
 
@@ -286,16 +292,8 @@ class HistoryView(QWidget):
         if row is None:  # deleted meanwhile
             self.refresh()
             return
-        self.turns.clear()
         self.title.setText(row.display_title)
-        for turn in turns:
-            text = clean_speech_text(turn.text).strip()
-            if not text:
-                continue
-            who = f"{turn.speaker}: " if turn.speaker else ""  # meeting mode
-            item = QListWidgetItem(f"[{clock(turn.start)}]  {who}{text}")
-            item.setData(Qt.ItemDataRole.UserRole, text)
-            self.turns.addItem(item)
+        self.turns.show_turns(turns)
         self._set_enabled(True)
         self.loaded.emit()
 
@@ -315,6 +313,29 @@ class HistoryView(QWidget):
             lambda _none: self.refresh(),
             self._action_failed,
             "Deleting…",
+        )
+
+    def set_shading(self, shading: Shading) -> None:
+        """Shade the words the recognizer was unsure of (or not), as in the live captions."""
+        self.turns.set_shading(shading)
+
+    def correct(self, turn_id: int, text: str) -> None:
+        """Save ``text`` as the turn's correction now (the recognised text is kept); the list
+        and the session's preview are read again."""
+        self._run(
+            lambda store: store.correct_turn(turn_id, text),
+            lambda _none: self.refresh(),
+            self._action_failed,
+            "Saving the correction…",
+        )
+
+    def revert(self, turn_id: int) -> None:
+        """Show the turn's recognised text again."""
+        self._run(
+            lambda store: store.revert_turn(turn_id),
+            lambda _none: self.refresh(),
+            self._action_failed,
+            "Reverting the correction…",
         )
 
     def export(self, session_id: int, path: str | Path, fmt: str | None = None) -> None:
@@ -353,39 +374,21 @@ class HistoryView(QWidget):
 
     def rename_dialog(self) -> None:
         session_id = self.selected_session_id()
-        if session_id is None:
-            return
-        current = self._rows.get(session_id)
-        title, ok = QInputDialog.getText(
-            self, "Rename session", "Title:", text=current.title if current else ""
-        )
-        if ok:
-            self.rename(session_id, title)
+        if session_id is not None:
+            current = self._rows.get(session_id)
+            title = ask_title(self, current.title if current else "")
+            if title is not None:
+                self.rename(session_id, title)
 
     def delete_dialog(self) -> None:
         session_id = self.selected_session_id()
-        if session_id is None:
-            return
-        answer = QMessageBox.question(
-            self,
-            "Delete session",
-            f"Delete “{self.title.text()}” and all its text? This cannot be undone.",
-        )
-        if answer == QMessageBox.StandardButton.Yes:
+        if session_id is not None and confirm_delete(self, self.title.text()):
             self.delete(session_id)
 
     def export_dialog(self, fmt: str) -> None:
         session_id = self.selected_session_id()
-        if session_id is None:
-            return
-        name = (
-            "".join(c if c.isalnum() or c in " -_" else "_" for c in self.title.text()).strip()
-            or "transcript"
-        )
-        path, _ = QFileDialog.getSaveFileName(
-            self, "Export transcript", f"{name}.{fmt}", f"{FORMAT_NAMES.get(fmt, fmt)} (*.{fmt})"
-        )
-        if path:
+        path = ask_export_path(self, self.title.text(), fmt) if session_id is not None else None
+        if session_id is not None and path:
             self.export(session_id, path, fmt)
 
     def close_store(self, timeout: float | None = None) -> None:

@@ -12,7 +12,13 @@ from desktop_rt.engine.protocol.events import (
     TranscriptionTentative,
 )
 from desktop_rt.engine.protocol.session_config import SessionConfig
-from desktop_rt.engine.server.captions_board import CaptionBoard
+from desktop_rt.engine.protocol.translation import (
+    TranslationCompleted,
+    TranslationDelta,
+    TranslationTentative,
+)
+from desktop_rt.engine.server.captions_board import CaptionBoard, shown
+from desktop_rt.history.speech_text import clean_speech_text
 
 
 def line(frame):
@@ -27,6 +33,7 @@ def test_deltas_grow_committed_text_and_drop_the_stale_tentative_tail():
         "committed": "",
         "tentative": " hello wor",
         "translation": "",
+        "translation_tentative": "",
         "final": False,
     }
     state = line(board.apply(TranscriptionDelta(item_id="a", delta=" hello")))
@@ -66,6 +73,7 @@ def test_a_clear_removes_open_lines_without_words_and_keeps_committed_ones():
         "committed": " yes",
         "tentative": "",
         "translation": "",
+        "translation_tentative": "",
         "final": False,
     }
     assert board.apply(InputAudioBufferCleared()) is None
@@ -102,3 +110,32 @@ def test_only_the_most_recent_lines_are_kept():
     for n in range(5):
         board.apply(TranscriptionDelta(item_id=f"i{n}", delta=f" w{n}"))
     assert [entry["id"] for entry in board.snapshot()["lines"]] == ["i2", "i3", "i4"]
+
+
+def test_translation_events_fill_the_english_line_as_the_window_does():
+    board = CaptionBoard()
+    board.apply(TranscriptionDelta(item_id="a", delta=" bonjour"))
+    state = line(board.apply(TranslationTentative(item_id="a", text=" good mor")))
+    assert (state["translation"], state["translation_tentative"]) == ("", " good mor")
+    state = line(board.apply(TranslationDelta(item_id="a", delta=" good")))
+    assert (state["translation"], state["translation_tentative"]) == (" good", "")
+    board.apply(TranslationTentative(item_id="a", text=" morning"))
+    state = line(board.apply(TranslationCompleted(item_id="a", transcript=" good morning")))
+    assert (state["committed"], state["translation"], state["translation_tentative"]) == (
+        " bonjour",
+        " good morning",
+        "",
+    )
+
+
+def test_shown_cleans_every_text_of_a_line_and_of_a_snapshot_on_its_own():
+    board = CaptionBoard()
+    board.apply(TranscriptionDelta(item_id="a", delta=" [MUSIC] hello ____"))
+    frame = board.apply(TranscriptionTentative(item_id="a", text=" (laughs) world !!!!"))
+    board.apply(TranslationTentative(item_id="a", text=" *sigh* hi"))
+    cleaned = line(shown(frame, clean_speech_text))
+    assert (cleaned["committed"], cleaned["tentative"]) == (" hello", " world")
+    assert line(frame)["committed"] == " [MUSIC] hello ____"  # the frame itself is untouched
+    (kept,) = shown(board.snapshot(), clean_speech_text)["lines"]
+    assert (kept["translation_tentative"], kept["id"]) == (" hi", "a")
+    assert shown({"type": "remove", "id": "a"}, clean_speech_text) == {"type": "remove", "id": "a"}
