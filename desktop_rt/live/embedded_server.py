@@ -84,10 +84,23 @@ class EmbeddedServer:
         if self._unwatch is None:
             self._unwatch = watch_repairs(self._publish)
         thread = threading.Thread(
-            target=self.start_here, args=(settings, spec), name="desktop-rt-start", daemon=True
+            target=self._start_reporting,
+            args=(settings, spec),
+            name="desktop-rt-start",
+            daemon=True,
         )
         self._starting = thread
         thread.start()
+
+    def _start_reporting(self, settings: ServerSettings, spec: str) -> None:
+        """:meth:`start_here`, with an error it did not expect published as "failed", not lost."""
+        try:
+            self.start_here(settings, spec)
+        except Exception as exc:  # noqa: BLE001 - a helper thread's error must reach the window
+            log.exception("the embedded server could not start")
+            self._close_backend()
+            message = f"The speech engine could not start ({exc}); the log has the details."
+            self._publish(ServerState("failed", spec, message=message))
 
     def start_here(self, settings: ServerSettings, spec: str) -> None:
         """Load and start on this thread; publishes "ready" (``server`` is set by then) or "failed"."""

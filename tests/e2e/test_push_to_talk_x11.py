@@ -12,18 +12,24 @@ differently on different segment windows of this clip (docs/design/app.md, "End 
 
 from __future__ import annotations
 
-import json
-import signal
 import sqlite3
 import subprocess
-import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile
 
-from tests.e2e.desktop_session import desktop, output, started, wait_for
+from tests.e2e.desktop_session import (
+    RunningApp,
+    load,
+    output,
+    quit_app,
+    running_app,
+    started,
+    wait_while_running,
+)
 from tests.support.clips import read_clip, reference_text, wer, words_of
 
 pytestmark = pytest.mark.slow
@@ -55,17 +61,23 @@ def _turns(db) -> list[tuple[str, int]]:
         return conn.execute("SELECT text, completed FROM turns ORDER BY seq").fetchall()
 
 
-def _hold_space(env: dict[str, str], window: str, wav) -> None:
+def _hold_space(app: RunningApp, wav: Path) -> None:
     """Space down, the clip into the virtual microphone, Space up HOLD_SECONDS later."""
+    env, window = app.env, app.window
     subprocess.run(["xdotool", "keydown", "space"], env=env, check=True, timeout=10)
     down = time.monotonic()
     with started(["paplay", "--device=e2e_mic", str(wav)], env, wav.with_suffix(".log")) as play:
-        wait_for("the title to show recording", lambda: "Recording" in _title(env, window), 5)
+        wait_while_running(
+            app, "the title to show recording", lambda: "Recording" in _title(env, window), 5
+        )
         time.sleep(max(0.0, HOLD_SECONDS - (time.monotonic() - down)))  # the hold itself
         subprocess.run(["xdotool", "keyup", "space"], env=env, check=True, timeout=10)
         assert play.poll() == 0, "the clip was still playing when Space went up"
-    wait_for(
-        "the title to stop showing recording", lambda: "Recording" not in _title(env, window), 5
+    wait_while_running(
+        app,
+        "the title to stop showing recording",
+        lambda: "Recording" not in _title(env, window),
+        5,
     )
 
 
@@ -84,39 +96,23 @@ def test_space_held_ten_seconds_gives_one_turn_and_loses_nothing(tmp_path, defau
     audio, reference = _audio()
     wav = tmp_path / "speech.wav"
     soundfile.write(wav, audio, 16000)
-    (tmp_path / "config").mkdir()
-    settings = {
-        "version": 3,
-        "audio": {"mode": "push_to_talk", "input_device": "pulse"},
-        "transcription": {"language": "en"},
-        "server": {"port": 0},
-    }
-    (tmp_path / "config" / "settings.json").write_text(json.dumps(settings))
-    db = tmp_path / "data" / "history.sqlite3"
-    with desktop(tmp_path) as env:
-        env = {
-            **env,
-            "DESKTOP_RT_DATA_DIR": str(tmp_path / "data"),
-            "DESKTOP_RT_CONFIG_DIR": str(tmp_path / "config"),
-        }
-        app_log = tmp_path / "app.log"
-        gui = [sys.executable, "-m", "desktop_rt.cli", "gui"]
-        with started(gui, env, app_log) as app:
-            find = ["xdotool", "search", "--onlyvisible", "--name", "live captions$"]
-            window = str(wait_for("the window", lambda: output(find, env).split()[:1], 60)[0])
-            reading = ["pactl", "list", "short", "source-outputs"]
-            wait_for("the app to open the microphone", lambda: output(reading, env), 120)
-            activate = ["xdotool", "windowactivate", "--sync", window]
-            subprocess.run(activate, env=env, check=True, timeout=10)
-            _hold_space(env, window, wav)
-            wait_for("the turn to be saved", lambda: any(c for _t, c in _turns(db)), 120)
-            app.send_signal(signal.SIGTERM)
-            assert app.wait(60) == 0, app_log.read_text()[-3000:]
+    with running_app(tmp_path, "push_to_talk") as app:
+        activate = ["xdotool", "windowactivate", "--sync", app.window]
+        subprocess.run(activate, env=app.env, check=True, timeout=10)
+        _hold_space(app, wav)
+        wait_while_running(
+            app, "the turn to be saved", lambda: any(c for _t, c in _turns(app.history)), 120
+        )
+        quit_app(app)
+        db, app_log = app.history, app.log
     turns = _turns(db)
     assert len(turns) == 1, turns
     dropped, overflows = _capture_losses(app_log.read_text())
-    assert dropped and all(", 0 blocks dropped" in line for line in dropped), dropped
-    assert overflows and all(": 0 input overflows" in line for line in overflows), overflows
+    assert dropped and all(", 0 blocks dropped" in line for line in dropped), (dropped, load())
+    assert overflows and all(": 0 input overflows" in line for line in overflows), (
+        overflows,
+        load(),
+    )
     offline, text = _offline(default_model_dir, audio), turns[0][0]
     app_wer, offline_wer = wer(reference, text), wer(reference, offline)
     print(f"app {app_wer:.3f} {text!r}\noffline {offline_wer:.3f} {offline!r}")
