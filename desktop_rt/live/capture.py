@@ -83,7 +83,7 @@ class CaptureFeed:
         on_turn: Callable[[TurnMark], None] | None = None,
         hands_free: bool = False,
         measure_speech: bool = True,
-        max_queue_seconds: float = 5.0,
+        max_queue_seconds: float = 60.0,  # a starved feed thread (a busy machine) loses nothing
         preroll_seconds: float = 0.5,
         min_turn_seconds: float = 0.1,
         level_interval: float = 0.05,

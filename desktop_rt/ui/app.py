@@ -8,6 +8,7 @@ the UI thread, before the interpreter shuts down. See docs/design/app.md, "Quitt
 
 from __future__ import annotations
 
+import faulthandler
 import gc
 import logging
 import os
@@ -168,6 +169,7 @@ def _application() -> QApplication:
 def run_app(args: object = None) -> int:
     """The GUI entry point (``desktop-rt`` / ``desktop-rt gui``)."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    faulthandler.enable()  # a native crash (Qt, the model) leaves every thread's stack on stderr
     problem = binding_problem()
     if problem is not None:
         raise DesktopRtError(problem)

@@ -40,7 +40,10 @@ def test_push_to_talk_sends_preroll_and_audio_only_while_held_then_commits():
     kinds = [c[0] for c in sink.calls]
     assert kinds[:2] == ["append", "commit"]
     first = sink.calls[0][1] / 16000
-    assert 1.0 + 0.15 < first < 1.5 + 0.3  # about a second held, plus the preroll
+    assert first > 1.0 + 0.15  # at least the second held, plus the preroll
+    # Nothing from before the press beyond the preroll; how late the test's own talk_up is
+    # taken in (a busy machine, 10x pace) only makes the turn longer, never shorter.
+    assert marks[0].at >= 0.5 - 0.2 - 0.01
     assert [m.kind for m in marks][:2] == ["started", "committed"]
     assert marks[0].at == pytest.approx(marks[1].at - first, abs=0.05)
     assert all(k != "commit" for k in kinds[2:])

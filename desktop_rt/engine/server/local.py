@@ -6,8 +6,10 @@ through the :class:`~desktop_rt.engine.server.sessions.SessionHub` that also ser
 clients. A model that cannot be had, or that runs in another program, is answered with one
 ``error`` event and no bridge. Local sessions take no concurrency slot; each leaves one
 activity row (client ``local``), then ``on_closed`` runs. Their input is PCM16 at 16 kHz until
-an update says otherwise (what ``LocalSession.append`` sends), and they have no input queue: a
-microphone cannot wait, so audio the model cannot keep up with is dropped (``audio_backlog_full``).
+an update says otherwise (what ``LocalSession.append`` sends), and they have no input queue; their
+backlog holds up to ``LOCAL_BACKLOG_SECONDS`` of audio (not a client's 30 s): on a slow or busy
+machine the window's captions fall behind and catch up in pauses, and only audio beyond that is
+dropped (``audio_backlog_full``). The user's speech is what the app exists to keep.
 Every event also goes to ``captions`` (the caption page's broadcaster) when one is given.
 """
 
@@ -24,7 +26,10 @@ from desktop_rt.engine.server.bridge import LOCAL_FORMAT, SessionBridge
 from desktop_rt.engine.server.captions_feed import CaptionBroadcaster
 from desktop_rt.engine.server.sessions import SessionHub
 
-__all__ = ["open_local_bridge"]
+__all__ = ["LOCAL_BACKLOG_SECONDS", "open_local_bridge"]
+
+LOCAL_BACKLOG_SECONDS = 600.0
+"""Audio the window's session may have waiting for the model: 10 minutes, 38 MB as float32."""
 
 EventCallback = Callable[[ServerEvent], None]
 
@@ -89,5 +94,5 @@ async def open_local_bridge(
         on_revoked=revoked,
         emit_tentative=emit_tentative,
         input_format=LOCAL_FORMAT,
-        limits=replace(hub.limits, max_queued_bytes=0),
+        limits=replace(hub.limits, max_queued_bytes=0, max_backlog_seconds=LOCAL_BACKLOG_SECONDS),
     )
