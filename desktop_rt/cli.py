@@ -1,4 +1,5 @@
-"""The ``desktop-rt`` command: the GUI by default, ``serve``, ``transcribe FILE``, ``models``."""
+"""The ``desktop-rt`` command: the GUI by default, ``serve``, ``transcribe FILE``, ``models``,
+``dictate``."""
 
 from __future__ import annotations
 
@@ -19,11 +20,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"desktop-rt {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    from desktop_rt.commands import models, serve, transcribe
+    from desktop_rt.commands import dictate, models, serve, transcribe
 
     transcribe.add_parser(sub)
     serve.add_parser(sub)
     models.add_parser(sub)
+    dictate.add_parser(sub)
     gui = sub.add_parser("gui", help="open the desktop app (the default)")
     gui.set_defaults(func=_run_gui)
     return parser

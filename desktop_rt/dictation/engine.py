@@ -2,12 +2,16 @@
 
 :class:`DictationEngine` follows :class:`~desktop_rt.config.DictationSettings`. Call order:
 :meth:`~DictationEngine.start` (raises :class:`~desktop_rt.dictation.errors.DictationError`
-with a message for people: not an X11 session, a bad or taken shortcut); then, from one thread
-(the window's), :meth:`~DictationEngine.began` and :meth:`~DictationEngine.ended` when the
+with a message for people: no display, a bad or taken shortcut, no typing tool); then, from one
+thread (the window's), :meth:`~DictationEngine.began` and :meth:`~DictationEngine.ended` when the
 caller acted on a START or STOP it got from ``on_action`` (which runs on the shortcut's
 thread), :meth:`~DictationEngine.caption` for every caption update of the live session, and
 :meth:`~DictationEngine.cancel_claim` when a turn starts that is not dictation; finally
-:meth:`~DictationEngine.stop`. The committed words of dictated turns are typed in order, once.
+:meth:`~DictationEngine.stop`. The committed words of dictated turns are typed in order, once,
+by the typer :func:`~desktop_rt.dictation.typer_choice.choose_typer` picks (``settings.typing``:
+key presses, or the clipboard). What starts and stops dictation is the trigger
+:func:`~desktop_rt.dictation.trigger_choice.choose_trigger` picks: the X11 shortcut, or on
+Wayland the ``desktop-rt dictate`` command the user binds in the compositor.
 """
 
 from __future__ import annotations
@@ -18,8 +22,9 @@ from collections.abc import Callable, Mapping
 from desktop_rt.dictation.errors import DictationError
 from desktop_rt.dictation.gesture import Action, HotkeyGesture
 from desktop_rt.dictation.settings import DictationSettings
-from desktop_rt.dictation.shortcut import parse_shortcut
 from desktop_rt.dictation.support import unavailable_reason
+from desktop_rt.dictation.trigger_choice import choose_trigger
+from desktop_rt.dictation.typer_choice import choose_typer
 from desktop_rt.dictation.typing_queue import TypingQueue
 from desktop_rt.live.transcript_recorder import CaptionTurn
 
@@ -62,25 +67,20 @@ class DictationEngine:
         return self.queue.tentative
 
     def start(self) -> None:
-        """Grab the shortcut and connect the typer; raises DictationError."""
+        """Start the trigger and connect the typer; raises DictationError."""
         reason = unavailable_reason(self._env)
         if reason is not None:
             raise DictationError(reason)
-        shortcut = parse_shortcut(self.settings.shortcut)
-        from desktop_rt.dictation.x11_hotkey import X11Hotkey
-        from desktop_rt.dictation.x11_typer import X11Typer
-
-        name = self._env.get("DISPLAY")
-        typer = X11Typer(name, self._report_error)
-        typer.start()
         gesture = HotkeyGesture(self.settings.trigger, REPEAT_GRACE_SECONDS)
-        hotkey = X11Hotkey(shortcut, gesture, self._report_action, name)
+        trigger = choose_trigger(self.settings, self._env, gesture, self._report_action)
+        typer = choose_typer(self.settings.typing, self._env, self._report_error)
+        typer.start()
         try:
-            hotkey.start()
+            trigger.start()
         except DictationError:
             typer.stop()
             raise
-        self._stoppers = [hotkey.stop, typer.stop]
+        self._stoppers = [trigger.stop, typer.stop]
         self._type, self._wait_idle = typer.type_text, typer.wait_idle
 
     def began(self) -> None:

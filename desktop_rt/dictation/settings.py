@@ -6,11 +6,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["DictationSettings", "Trigger", "HOLD", "TOGGLE", "DEFAULT_SHORTCUT"]
+__all__ = [
+    "DictationSettings",
+    "Trigger",
+    "HOLD",
+    "TOGGLE",
+    "DEFAULT_SHORTCUT",
+    "TypingMode",
+    "TYPE",
+    "PASTE",
+]
 
 Trigger = Literal["hold", "toggle"]
 HOLD: Trigger = "hold"
 TOGGLE: Trigger = "toggle"
+TypingMode = Literal["type", "paste"]
+TYPE: TypingMode = "type"
+PASTE: TypingMode = "paste"
 DEFAULT_SHORTCUT = "ctrl+alt+space"
 
 
@@ -25,3 +37,6 @@ class DictationSettings:
     """"hold": dictate while the shortcut is held; "toggle": a tap starts, the next stops."""
     preview: bool = True
     """Show the tentative words in a small on-top window while dictating."""
+    typing: TypingMode = TYPE
+    """"type": key presses (XTest); "paste": through the clipboard and Ctrl+V, for apps where
+    typing is slow or drops characters; the user's clipboard is put back (X11 only)."""

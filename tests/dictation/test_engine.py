@@ -10,6 +10,7 @@ from desktop_rt.dictation.gesture import START, STOP
 from desktop_rt.dictation.settings import DictationSettings
 from desktop_rt.live.transcript_recorder import CaptionTurn
 from tests.dictation.test_x11_hotkey import Actions
+from tests.support.x_clipboard import clipboard_now, user_clipboard
 from tests.support.x_desktop import xdotool
 
 ON = DictationSettings(enabled=True)
@@ -46,11 +47,13 @@ def test_dictated_turns_are_typed_and_others_are_not(x_display, field):
         engine.stop()
 
 
-def test_a_wayland_session_gets_a_message_and_nothing_starts():
-    engine, _actions, _errors = engine_for({"WAYLAND_DISPLAY": "wayland-0"})
-    with pytest.raises(DictationError, match="not available on this session"):
+def test_a_wayland_session_without_a_typing_tool_gets_a_message_and_nothing_starts(tmp_path):
+    env = {"WAYLAND_DISPLAY": "wayland-0", "PATH": str(tmp_path), "XDG_RUNTIME_DIR": str(tmp_path)}
+    engine, _actions, _errors = engine_for(env)
+    with pytest.raises(DictationError, match="not available on this Wayland session"):
         engine.start()
     engine.stop()  # nothing to stop: no error
+    assert not (tmp_path / "desktop-rt").exists()  # no socket was made
 
 
 def test_a_bad_shortcut_is_reported_before_anything_is_grabbed(x_display):
@@ -84,3 +87,25 @@ def test_nothing_is_reported_once_stopping_began(x_display):
         assert actions.seen == [START]
     finally:
         xdotool(x_display, "keyup", "ctrl+alt+space")
+
+
+def test_in_paste_mode_dictated_words_are_pasted_and_the_clipboard_comes_back(x_display, field):
+    paste = DictationSettings(enabled=True, typing="paste")
+    engine, actions, errors = engine_for({"DISPLAY": x_display}, paste)
+    engine.start()
+    try:
+        with user_clipboard(x_display, "text", "copied before dictating"):
+            xdotool(x_display, "keydown", "ctrl+alt+space")
+            assert actions.wait(1) == [START]
+            engine.began()
+            engine.caption(CaptionTurn("p1", 1, "Pasted", " in"))
+            xdotool(x_display, "keyup", "ctrl+alt+space")
+            assert actions.wait(2) == [START, STOP]
+            engine.ended()
+            engine.caption(CaptionTurn("p1", 1, "Pasted in, déjà vu.", final=True))
+            assert engine.wait_typed(30)
+            field.wait_text("Pasted in, déjà vu.")
+            assert clipboard_now(x_display).text == "copied before dictating"
+        assert not errors
+    finally:
+        engine.stop()

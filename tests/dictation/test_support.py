@@ -1,21 +1,41 @@
-"""Where dictation works, and the message where it does not."""
+"""Where dictation works, and the message where it does not.
+
+The Wayland cases use PATH folders holding links to the installed wtype and ydotool (or
+nothing): support is decided on what is installed, as on a user's machine.
+"""
 
 from __future__ import annotations
 
 import pytest
 
 from desktop_rt.dictation.support import unavailable_reason
+from tests.dictation.test_typer_choice import tools_folder
 
 
 def test_an_x11_session_can_dictate():
     assert unavailable_reason({"DISPLAY": ":0", "XDG_SESSION_TYPE": "x11"}, "linux") is None
 
 
+@pytest.mark.parametrize("tool", ["wtype", "ydotool"])
+def test_a_wayland_session_with_a_typing_tool_can_dictate(tmp_path, tool):
+    path = tools_folder(tmp_path / "bin", tool)
+    env = {"WAYLAND_DISPLAY": "wayland-0", "XDG_SESSION_TYPE": "wayland", "PATH": path}
+    assert unavailable_reason(env, "linux") is None
+
+
+@pytest.mark.parametrize("desktop", ["sway", "GNOME"])
+def test_a_wayland_session_without_one_is_told_what_to_install(tmp_path, desktop):
+    path = tools_folder(tmp_path / "bin")
+    env = {"WAYLAND_DISPLAY": "wayland-0", "XDG_CURRENT_DESKTOP": desktop, "PATH": path}
+    reason = unavailable_reason(env, "linux")
+    assert reason is not None and "Wayland" in reason
+    first = "ydotool" if desktop == "GNOME" else "wtype"
+    assert f"Install {first}:" in reason and "apt install wtype" in reason
+
+
 @pytest.mark.parametrize(
     ("env", "platform", "says"),
     [
-        ({"DISPLAY": ":0", "XDG_SESSION_TYPE": "wayland"}, "linux", "Wayland"),
-        ({"WAYLAND_DISPLAY": "wayland-0"}, "linux", "Wayland"),
         ({}, "linux", "no X display"),
         ({"DISPLAY": ":0"}, "win32", "not available on this system"),
         ({"DISPLAY": ":0"}, "darwin", "not available on this system"),

@@ -21,6 +21,7 @@ from desktop_rt.dictation.shortcut import parse_shortcut
 from desktop_rt.dictation.x11_hotkey import X11Hotkey
 from desktop_rt.engine.asr.file_transcriber import FileTranscriber
 from desktop_rt.engine.audio.sources import FileAudioSource
+from tests.dictation.test_command_trigger import dictate
 from tests.support.clips import read_clip, reference_text, wer
 from tests.support.x_desktop import target_field, x_desktop, xdotool
 
@@ -101,12 +102,16 @@ def test_held_shortcut_types_the_transcript_into_another_app(
     assert adapter.preview is not None and not adapter.preview.isVisible()
 
 
-def test_dictation_on_a_wayland_session_says_it_is_not_available(idle_app, qtbot, monkeypatch):
+def test_dictation_on_a_wayland_session_without_wtype_or_ydotool_says_what_to_install(
+    idle_app, qtbot, monkeypatch, tmp_path
+):
     monkeypatch.setenv("XDG_SESSION_TYPE", "wayland")
+    monkeypatch.setenv("PATH", str(tmp_path))  # neither typing tool installed
     controller = idle_app.controller
     with qtbot.waitSignal(controller.bridge.error, timeout=10_000) as error:
         controller.apply_settings(SETTINGS.with_group(server=controller.settings.server))
-    assert "not available on this session" in error.args[0]
+    assert "not available on this Wayland session" in error.args[0]
+    assert "Install wtype" in error.args[0]
     assert idle_app.window.dictation.engine is None
     assert "not available" in idle_app.window.status_panel.message_label.text()
 
@@ -131,6 +136,28 @@ def test_the_shortcut_drives_talk_and_the_preview_from_another_app(
     with qtbot.waitSignal(adapter.active_changed, timeout=10_000) as inactive:
         controller.apply_settings(off_settings)
     assert inactive.args == [False] and adapter.engine is None
+
+
+def test_on_wayland_the_bound_command_drives_talk(idle_app, qtbot, monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_SESSION_TYPE", "wayland")
+    monkeypatch.setenv("WAYLAND_DISPLAY", "wayland-test")
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    controller, adapter = idle_app.controller, idle_app.window.dictation
+    with qtbot.waitSignal(adapter.active_changed, timeout=10_000) as active:
+        controller.apply_settings(SETTINGS.with_group(server=controller.settings.server))
+    assert active.args == [True] and adapter.engine is not None
+    with qtbot.waitSignal(adapter.dictating_changed, timeout=10_000) as on:
+        assert dictate({}, "toggle").returncode == 0
+    assert on.args == [True]
+    with qtbot.waitSignal(adapter.dictating_changed, timeout=10_000) as off:
+        assert dictate({}, "toggle").returncode == 0
+    assert off.args == [False]
+    off_settings = replace(controller.settings, dictation=DictationSettings(enabled=False))
+    with qtbot.waitSignal(adapter.active_changed, timeout=10_000) as inactive:
+        controller.apply_settings(off_settings)
+    assert inactive.args == [False]
+    qtbot.waitUntil(lambda: dictate({}, "toggle").returncode == 1, timeout=10_000)
 
 
 def test_closing_while_the_shortcut_is_being_grabbed_releases_it(idle_app, qtbot, x_session):

@@ -35,3 +35,30 @@ def test_the_settings_dialog_carries_the_group(qtbot):
     qtbot.addWidget(dialog)
     dialog.dictation.enabled.setChecked(True)
     assert dialog.result_settings().dictation.enabled
+
+
+def test_the_group_chooses_typing_or_pasting(qtbot):
+    group = DictationGroup(DictationSettings(typing="paste"))
+    qtbot.addWidget(group)
+    assert group.typing.currentData() == "paste"
+    assert group.typing.accessibleName() == "Put the words in by"
+    group.typing.setCurrentIndex(group.typing.findData("type"))
+    assert group.result().typing == "type"
+    assert DictationSettings().typing == "type"  # typing stays the default
+
+
+def test_on_wayland_the_group_shows_the_command_to_bind_instead_of_the_shortcut(qtbot):
+    group = DictationGroup(DictationSettings(shortcut="ctrl+alt+d"), {"WAYLAND_DISPLAY": "w-0"})
+    qtbot.addWidget(group)
+    group.show()
+    assert group.binding is not None and group.binding.isVisible()
+    text = group.binding.text()
+    assert "exec desktop-rt dictate press" in text and "desktop-rt dictate toggle" in text
+    assert not group.shortcut.isVisible()
+    assert group.result().shortcut == "ctrl+alt+d"
+
+
+def test_on_x11_there_is_no_binding_text(qtbot):
+    group = DictationGroup(DictationSettings(), {"DISPLAY": ":0", "XDG_SESSION_TYPE": "x11"})
+    qtbot.addWidget(group)
+    assert group.binding is None
