@@ -26,6 +26,8 @@ _CONTEXT_WORDS = 64  # committed words remembered (prompt, forced prefix, repeat
 _REPEAT_WORDS = 16  # how far back a hypothesis may repeat the committed words
 _REPEAT_GAP = 1.0  # a repeat of the committed tail starting this close after it is heard again
 _HEARD_KEPT = 8  # hypotheses a segment's end may take words from
+_CUT_AT = 0.02  # a committed word ending this close before the window's start: cut at its end
+_CUT_WORD = 0.1  # a word starting this close after such a cut may be that word's last sound
 
 
 @dataclass(frozen=True)
@@ -241,10 +243,23 @@ class HypothesisBuffer:
         the words that end by the commit point stand for the committed words not found. So a
         word is not taken for a committed one by its time alone, which a decoder's alignment
         moves by tenths of a second, and speech that repeats the committed words is kept.
+        The word a window was cut at the end of may be heard again first (:meth:`_cut_word_tail`).
         """
         start = self._window_start()
         held = [w for w in self._committed if after(w, start)]
-        return heard_again(held, words, self._last_committed_end, self._tentative, start)
+        tail = self._cut_word_tail(words, start)
+        return tail + heard_again(
+            held, words[tail:], self._last_committed_end, self._tentative, start
+        )
+
+    def _cut_word_tail(self, words: Sequence[Word], start: float) -> int:
+        """1 if a hypothesis starts with the committed word the window was cut at the end of,
+        heard again at the window's start (its end as a decoder gives it can come early, and
+        a pass then hears its last sound as that word: "Fail better. better."); else 0."""
+        cut = [w for w in self._committed if start - _CUT_AT < w.end and not after(w, start)]
+        if not (cut and words and words[0].start <= start + _CUT_WORD):
+            return 0
+        return int(normalize_word(words[0].text) == normalize_word(cut[-1].text) != "")
 
     def _past_commit(self, words: Sequence[Word]) -> list[Word]:
         """``words`` (new ones), the first cut to its part after the commit point when it

@@ -22,6 +22,7 @@ _LOOP_WORDS = 16  # the longest phrase a loop is looked for in
 _PAST_END = 0.02  # a word starting this close to the window's end lies after it
 _AFTER_SPEECH = 0.1  # a word with its middle this long after the speech ended is not in it
 _UNHEARD = 0.03  # a word shorter than this has no audio under it (one 20 ms step, or none)
+_AT_END = 0.05  # a word ending this close to the window's end ran out of audio there
 
 
 def _repeat_limit(n: int) -> int:
@@ -45,15 +46,18 @@ def _loop_length(norm: list[str], i: int, out_norm: list[str]) -> int:
     return 0
 
 
-def _unheard(words: Sequence[Word], prompt: str | None) -> set[int]:
+def _unheard(words: Sequence[Word], prompt: str | None, duration: float) -> set[int]:
     """Indices of text a decoder wrote with no audio under it.
 
     Whisper given a prompt can copy it at the window's start or continue a phrase it repeats
     past the audio; its alignment squeezes such text into no time ("He@2.60-2.74 was@2.74-2.74
     not@2.74-2.74 ..."). Unheard: two or more words in a row each shorter than ``_UNHEARD``,
-    or any such words ending the hypothesis (a word cut by the window's end). Squeezed words
-    right after the hypothesis's first word take it with them when together they are the end
-    of the ``prompt``: a copy whose first word's start took in the silence before it.
+    or any such words ending the hypothesis (a word cut by the window's end), and then the
+    word before them too if it ends at the window's end and they repeat earlier text
+    (:func:`_stretched_into`): the decoder stretched the first word of a copy over the last of
+    the audio. Squeezed words right
+    after the hypothesis's first word take it with them when together they are the end of
+    the ``prompt``: a copy whose first word's start took in the silence before it.
     """
     short = [w.end - w.start < _UNHEARD for w in words]
     run = 1
@@ -68,8 +72,22 @@ def _unheard(words: Sequence[Word], prompt: str | None) -> set[int]:
             j += 1
         if j - i >= 2 or (j > i and j == len(words)):
             out.update(range(i, j))
+            if j == len(words) and i > copy and _stretched_into(words, i, prompt, duration):
+                out.add(i - 1)
         i = max(j, i + 1)
     return out
+
+
+def _stretched_into(words: Sequence[Word], tail: int, prompt: str | None, duration: float) -> bool:
+    """Whether the word before the squeezed ``words[tail:]`` ends at the window's end and the
+    squeezed words repeat what came before (the prompt, or this hypothesis): a decoder that
+    went on writing text it had written. A squeezed tail of new words is a phrase written
+    ahead, and the word before it is speech cut by the window's end: it stays."""
+    if words[tail - 1].end < duration - _AT_END:
+        return False
+    before = {normalize_word(t) for t in (prompt or "").split()}
+    before |= {normalize_word(w.text) for w in words[:tail]}
+    return all(normalize_word(w.text) in before for w in words[tail:])
 
 
 def _copied(words: Sequence[Word], prompt: str | None) -> bool:
@@ -115,7 +133,7 @@ def drop_runaway(words: Sequence[Word], duration: float, prompt: str | None = No
     a sentence takes as long each time: "He was not an ill-disposed young man. He was not an
     ill-disposed young man."); anything past a rate no speaker reaches.
     """
-    kept = _whole_words(words, _unheard(words, prompt))
+    kept = _whole_words(words, _unheard(words, prompt, duration))
     kept = [w for w in kept if w.start < duration - _PAST_END]
     norm = [normalize_word(w.text) for w in kept]
     out: list[Word] = []

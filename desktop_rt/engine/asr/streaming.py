@@ -36,6 +36,7 @@ __all__ = [
 
 _SENTENCE_END = (".", "?", "!", "…")
 _SETTLED_SECONDS = 3.0  # a word ending this long before the stream's end is settled
+_UNWRITTEN_SPEECH = 1.0  # speech going on this long past the last word was not written
 _DEFAULT_CONFIG = StreamingConfig()
 
 
@@ -205,8 +206,29 @@ class StreamingTranscriber:
             if until is not None:
                 window.keep_until(until)
             committed = self._hypotheses.commit(self._transcribe(final=True))
+        if has_speech and len(window):
+            committed += self._hear_rest(until)
         self._reset_window()
         return StreamUpdate(tuple(committed), ())
+
+    def _hear_rest(self, until: float | None) -> list[Word]:
+        """At a segment's end, the speech after the last committed word when the segment's
+        passes stopped writing before it (a decoder that ends early on a window holding a long
+        pause): one more pass on the window cut where the committed words end. A window with no
+        word committed in it would be heard as the final pass heard it: not again."""
+        gate, window = self._gate, self._window
+        committed = self._hypotheses.committed
+        if gate is None or not committed or committed[-1].end <= window.start:
+            return []
+        if gate.last_speech_end - committed[-1].end < _UNWRITTEN_SPEECH:
+            return []
+        window.cut(committed[-1].end)
+        if until is not None:
+            window.keep_until(until)
+        if window.seconds < self.config.min_window_seconds:
+            return []
+        self.rehearings += 1
+        return self._hypotheses.commit(self._hear(len(window)))
 
     def _reset_window(self) -> None:
         self._window.reset()

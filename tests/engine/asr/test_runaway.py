@@ -82,3 +82,34 @@ def test_text_squeezed_into_no_time_is_dropped():
     # A word cut by the window's end is not heard either; one short word within speech is.
     kept = drop_runaway(timed("a@0.0-0.3 b@0.3-0.3 c@0.3-0.6 d@0.6-0.6"), duration=1.0)
     assert [w.text for w in kept] == [" a", " b", " c"]
+
+
+def test_a_word_running_into_a_squeezed_copy_at_the_windows_end_is_dropped_with_it():
+    # Recorded (Whisper base, 2x-slow replay of bench's `long` stream): the window ended at
+    # 30.34 s; the decoder wrote its own sentence again, the first word stretched to the
+    # window's end and the rest squeezed into no time. "And" was then committed at the
+    # segment's end: a word nobody said.
+    spoken = "for@12.46-12.72 them.@12.72-12.98 He@14.58-15.10 might@15.10-15.32 "
+    spoken += "even@15.32-15.60 have@15.60-15.84 been@15.84-16.00"
+    tail = "And@30.00-30.32 he@30.32-30.32 might@30.32-30.32 have@30.32-30.32 been@30.32-30.32"
+    said = " for them. He might even have been"
+    kept = drop_runaway(timed(f"{spoken} {tail}"), duration=30.34)
+    assert "".join(w.text for w in kept) == said
+    # A word ending well before the window's end keeps its place (the window goes on after it).
+    kept = drop_runaway(timed(f"{spoken} {tail}"), duration=30.6)
+    assert "".join(w.text for w in kept) == said + " And"
+    # Squeezed new words are a phrase written ahead: the word before them is speech that the
+    # window's end cut, and stays (it may be a segment's last word, heard by no other pass).
+    ahead = "And@30.00-30.32 quick@30.32-30.32 fox@30.32-30.32"
+    kept = drop_runaway(timed(f"{spoken} {ahead}"), duration=30.34)
+    assert "".join(w.text for w in kept) == said + " And"
+
+
+def test_an_invented_fragment_before_a_squeezed_loop_of_the_prompt_is_dropped():
+    # Recorded (CT2_FORCE_CPU_ISA=GENERIC, bench/bench_commits.py on the two-cities clip): a
+    # 0.86 s window of the clip's trailing sound after its last sentence; "nd" was committed.
+    prompt = "In short, the period was so far like the present period. that some of its"
+    looped = ["the", "period", "was", "so", "far", "like", "nd"] * 2
+    loop = " ".join(f"{t}@0.84-0.84" for t in looped)
+    kept = drop_runaway(timed(f"nd@0.00-0.84 {loop}"), duration=0.86, prompt=prompt)
+    assert kept == []
