@@ -18,10 +18,10 @@ import errno
 import os
 import re
 import secrets
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
+from desktop_rt.history.cues import LINE_CHARS, wrap_lines
 from desktop_rt.history.export_json import (
     ExportError,
     InvalidTranscriptError,
@@ -55,8 +55,8 @@ __all__ = [
 PARAGRAPH_GAP = 2.0
 """Seconds of silence between segments that start a new paragraph in plain text."""
 
-CAPTION_LINE_CHARS = 42
-"""Preferred caption line length; a cue gets at most two lines where the words allow."""
+CAPTION_LINE_CHARS = LINE_CHARS
+"""Caption line length; a cue gets at most two lines where the words allow (see ``cues``)."""
 
 # --- errors -----------------------------------------------------------------------------------
 
@@ -109,27 +109,9 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _wrap(text: str, width: int = CAPTION_LINE_CHARS) -> list[str]:
-    """Split ``text`` into two balanced lines of at most ``width``, or as few as the words allow."""
-    if len(text) <= width:
-        return [text]
-    words = text.split(" ")
-    total = len(text)
-    best: tuple[int, int] | None = None  # (imbalance, split index)
-    top = -1
-    for i, word in enumerate(words[:-1], start=1):
-        top += len(word) + 1
-        bottom = total - top - 1
-        if top <= width and bottom <= width and (best is None or abs(top - bottom) < best[0]):
-            best = (abs(top - bottom), i)
-    if best is not None:
-        return [" ".join(words[: best[1]]), " ".join(words[best[1] :])]
-    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [text]
-
-
-def _cues(t: Transcript) -> list[tuple[int, int, list[str], str | None, str]]:
+def _cues(t: Transcript, labelled: bool) -> list[tuple[int, int, list[str], str | None, str]]:
     """Non-empty cues as (start ms, end ms, wrapped lines, speaker, translation line or ""),
-    with end > start enforced."""
+    with end > start enforced. ``labelled``: lines leave room for a ``Speaker: `` prefix."""
     cues = []
     for segment in t.segments:
         text = _one_line(segment.text)
@@ -138,7 +120,9 @@ def _cues(t: Transcript) -> list[tuple[int, int, list[str], str | None, str]]:
         start = _ms(segment.start)
         end = max(_ms(segment.end), start + 1)
         speaker = _one_line(segment.speaker or "") or None
-        cues.append((start, end, _wrap(text), speaker, _one_line(segment.translation or "")))
+        room = len(speaker) + 2 if labelled and speaker else 0
+        lines = wrap_lines(text, max(1, CAPTION_LINE_CHARS - room))
+        cues.append((start, end, lines, speaker, _one_line(segment.translation or "")))
     return cues
 
 
@@ -151,7 +135,7 @@ def _no_arrow(line: str) -> str:
 def to_srt(t: Transcript) -> str:
     """SubRip: numbered cues, ``HH:MM:SS,mmm`` times, a blank line between cues."""
     blocks = []
-    for number, (start, end, lines, speaker, translation) in enumerate(_cues(t), start=1):
+    for number, (start, end, lines, speaker, translation) in enumerate(_cues(t, True), start=1):
         if speaker:
             lines = [f"{speaker}: {lines[0]}", *lines[1:]]
         lines = [*lines, translation] if translation else lines
@@ -167,7 +151,7 @@ def _vtt_escape(line: str) -> str:
 def to_vtt(t: Transcript) -> str:
     """WebVTT: a ``WEBVTT`` header, ``HH:MM:SS.mmm`` times, escaped cue text."""
     blocks = ["WEBVTT\n"]
-    for start, end, lines, speaker, translation in _cues(t):
+    for start, end, lines, speaker, translation in _cues(t, False):
         lines = [*lines, translation] if translation else lines
         body = "\n".join(_vtt_escape(line) for line in lines)
         if speaker:

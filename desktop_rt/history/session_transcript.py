@@ -1,10 +1,10 @@
 """A saved session as an export :class:`~desktop_rt.history.transcript.Transcript`.
 
-:func:`build_transcript` turns a session's rows into caption cues: turns of labelled streams
-(meeting mode) in time order, a cue never mixing speakers. Corrected turns export their
-correction. A session with live translations is cut turn by turn (a cue never spans two turns)
-and each turn's English text is shared out over its cues by their length, so joined they give
-the whole translation. :func:`turn_words` spreads a turn's words over its time (deltas carry no
+:func:`build_transcript` turns a session's rows into caption cues within the subtitle
+limits of :mod:`desktop_rt.history.cues`: turns of labelled streams (meeting mode) in time
+order, cut turn by turn (a cue never spans two turns, so never mixes speakers). Corrected turns
+export their correction. A turn's English text (live translation) is shared out over its cues
+by their length, so joined they give the whole translation. :func:`turn_words` spreads a turn's words over its time (deltas carry no
 word times) with the probabilities the recognizer gave them.
 """
 
@@ -16,7 +16,7 @@ from dataclasses import replace
 from desktop_rt.core_types import Word
 from desktop_rt.history.rows import SessionRow, TurnRow
 from desktop_rt.history.speech_text import clean_speech_text
-from desktop_rt.history.transcript import Segment, Transcript, segments_from_words
+from desktop_rt.history.transcript import Segment, Transcript, subtitle_segments
 
 __all__ = ["build_transcript", "turn_words", "share_translation"]
 
@@ -26,20 +26,14 @@ def build_transcript(row: SessionRow, turns: list[TurnRow]) -> Transcript:
     if any(t.speaker for t in turns):
         turns = sorted(turns, key=lambda t: (t.start, t.seq))
     segments: list[Segment] = []
-    if any(t.translation.strip() for t in turns):
-        for turn in turns:
-            cues = segments_from_words(turn_words(turn))
-            shares = share_translation(turn.translation, [len(c.text) for c in cues])
-            segments.extend(
-                replace(c, speaker=turn.speaker, translation=share or None)
-                for c, share in zip(cues, shares, strict=True)
-            )
-    else:
-        for speaker, run in itertools.groupby(turns, key=lambda t: t.speaker):
-            words: list[Word] = []
-            for turn in run:
-                words.extend(turn_words(turn))
-            segments.extend(replace(s, speaker=speaker) for s in segments_from_words(words))
+    for turn in turns:
+        label = " ".join((turn.speaker or "").split())
+        cues = subtitle_segments(turn_words(turn), prefix=f"{label}: " if label else "")
+        shares = share_translation(turn.translation, [len(c.text) for c in cues])
+        segments.extend(
+            replace(c, speaker=turn.speaker, translation=share or None)
+            for c, share in zip(cues, shares, strict=True)
+        )
     return Transcript(tuple(segments), row.display_title, row.language, row.started_at)
 
 

@@ -7,14 +7,12 @@ them in a :class:`Transcript`, then render it with :mod:`desktop_rt.history.expo
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from desktop_rt.core_types import Word
+from desktop_rt.history.cues import LINE_CHARS, MAX_LINES, SUBTITLES, CueLimits, split_cues
 
-__all__ = ["Segment", "Transcript", "segments_from_words"]
-
-_SENTENCE_END = tuple(".?!…。？！")
-_CLOSERS = "\"'”’»)]"
+__all__ = ["Segment", "Transcript", "segments_from_words", "subtitle_segments"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,35 +65,34 @@ def segments_from_words(
     max_chars: int = 84,
     max_gap: float = 0.8,
     max_duration: float = 7.0,
+    min_duration: float = 0.0,
+    line_chars: int = LINE_CHARS,
+    max_lines: int = MAX_LINES,
 ) -> tuple[Segment, ...]:
-    """Group a flat, time-ordered word stream into caption cues.
+    """Group a flat, time-ordered word stream into caption cues (:func:`~.cues.split_cues`).
 
-    A cue ends after sentence-ending punctuation, before a pause longer than ``max_gap``, and
-    before a word that would push it past ``max_chars`` characters or ``max_duration`` seconds.
-    A single word longer than the limits becomes a cue of its own. Blank words are dropped.
+    A cue ends after sentence-ending punctuation (not after an abbreviation such as "Mr."),
+    before a pause longer than ``max_gap``, and where it would pass ``max_chars`` characters,
+    ``max_lines`` lines of ``line_chars`` or ``max_duration`` seconds; a run too long for one cue
+    is split into the fewest even cues. A cue shorter than ``min_duration`` joins a neighbour
+    where the limits allow. A single word longer than the limits becomes a cue of its own.
+    Blank words are dropped. :func:`subtitle_segments` applies the subtitle guidelines' limits.
     """
-    segments: list[Segment] = []
-    current: list[Word] = []
+    limits = CueLimits(line_chars, max_lines, max_chars, min_duration, max_duration, max_gap)
+    return tuple(_segment(cue) for cue in split_cues(words, limits))
 
-    def flush() -> None:
-        if current:
-            start = current[0].start
-            end = max(start, max(w.end for w in current))
-            text = "".join(w.text for w in current).strip()
-            segments.append(Segment(start, end, text, tuple(current)))
-            current.clear()
 
-    for word in words:
-        if not word.text.strip():
-            continue
-        if current:
-            too_long = len(("".join(w.text for w in current) + word.text).strip()) > max_chars
-            too_slow = word.end - current[0].start > max_duration
-            paused = word.start - current[-1].end > max_gap
-            if too_long or too_slow or paused:
-                flush()
-        current.append(word)
-        if word.text.rstrip().rstrip(_CLOSERS).endswith(_SENTENCE_END):
-            flush()
-    flush()
-    return tuple(segments)
+def subtitle_segments(words: Iterable[Word], *, prefix: str = "") -> tuple[Segment, ...]:
+    """Cues within :data:`~.cues.SUBTITLES` (two lines of 42 characters, 5/6 s to 7 s).
+
+    ``prefix`` (a speaker label such as ``"You: "``) is kept free on every line, so the
+    subtitle export's labelled first line still fits."""
+    width = max(1, LINE_CHARS - len(prefix))
+    limits = replace(SUBTITLES, line_chars=width, max_chars=width * SUBTITLES.max_lines)
+    return tuple(_segment(cue) for cue in split_cues(words, limits))
+
+
+def _segment(cue: tuple[Word, ...]) -> Segment:
+    start = cue[0].start
+    end = max(start, max(w.end for w in cue))
+    return Segment(start, end, "".join(w.text for w in cue).strip(), cue)

@@ -22,7 +22,15 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QFont, QPainter, QPalette, QTextCharFormat, QTextCursor, QTextDocument
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QPainter,
+    QPalette,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLineEdit,
@@ -42,10 +50,13 @@ from desktop_rt.ui.widgets import caption_formats as formats
 from desktop_rt.ui.widgets.caption_formats import Shading
 from desktop_rt.ui.widgets.history_text import clock
 
-__all__ = ["TurnList", "TURN_ROLE"]
+__all__ = ["TurnList", "TURN_ROLE", "SEARCH_MATCH_BACKGROUND"]
 
 TURN_ROLE = Qt.ItemDataRole.UserRole + 1
 """Item data holding the item's :class:`TurnRow` (``UserRole`` holds its text, for copying)."""
+
+SEARCH_MATCH_BACKGROUND = "#ffd54f"
+"""Background of a search match in the turns (amber, black text: readable in every theme)."""
 
 _Index = QModelIndex | QPersistentModelIndex
 _SIZES_KEPT = 20_000  # laid-out turn sizes remembered (a few widths of a long session)
@@ -82,6 +93,8 @@ class TurnList(QListWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.shading = Shading()
+        self.query = ""  # the search text marked in the turns ("" for none)
+        self._scroll_to: int | None = None  # a row to show once the batched layout reaches it
         self.setWordWrap(True)
         self.setSpacing(3)
         self.setAlternatingRowColors(True)
@@ -104,9 +117,37 @@ class TurnList(QListWidget):
             self.doItemsLayout()
             self.viewport().update()
 
+    def mark_search(self, query: str) -> int | None:
+        """Mark ``query`` (case-insensitive) in every turn; select and scroll to the first turn
+        whose text or translation holds it. Returns its row (None: no turn holds it)."""
+        self.query = " ".join(query.split())
+        self.viewport().update()
+        needle = self.query.casefold()
+        for row in range(self.count()) if needle else ():
+            turn = self.turn(row)
+            text = f"{self.item(row).data(Qt.ItemDataRole.UserRole)}\n{turn.translation if turn else ''}"
+            if needle in text.casefold():
+                self.setCurrentRow(row)
+                self._scroll_to = row
+                self._scroll_when_laid_out()
+                return row
+        return None
+
+    def updateGeometries(self) -> None:  # noqa: N802 - Qt naming
+        """Called as each batch of turns is laid out: scroll to a found turn once it is."""
+        super().updateGeometries()
+        self._scroll_when_laid_out()
+
+    def _scroll_when_laid_out(self) -> None:
+        item = None if self._scroll_to is None else self.item(self._scroll_to)
+        if item is not None and self.visualItemRect(item).isValid():
+            self._scroll_to = None
+            self.scrollToItem(item, QAbstractItemView.ScrollHint.PositionAtCenter)
+
     def show_turns(self, turns: list[TurnRow]) -> None:
         """Show ``turns`` (those without words are left out)."""
         self.clear()
+        self._scroll_to = None
         self._delegate.forget()
         editable = QListWidgetItem().flags() | Qt.ItemFlag.ItemIsEditable
         for turn in turns:
@@ -153,6 +194,17 @@ class TurnList(QListWidget):
         menu.popup(self.viewport().mapToGlobal(pos))
 
 
+def _mark(doc: QTextDocument, query: str) -> None:
+    """Give every case-insensitive occurrence of ``query`` in ``doc`` the search-match colours."""
+    match = QTextCharFormat()
+    match.setBackground(QColor(SEARCH_MATCH_BACKGROUND))
+    match.setForeground(QColor("black"))
+    found = doc.find(query)
+    while not found.isNull():
+        found.mergeCharFormat(match)
+        found = doc.find(query, found)
+
+
 class _TurnDelegate(QStyledItemDelegate):
     """Draws a turn as rich text and edits its text in a line edit (see the module docstring)."""
 
@@ -190,6 +242,8 @@ class _TurnDelegate(QStyledItemDelegate):
             cursor.insertText(
                 "\u2028" + turn.translation, formats.translation_format(palette, points)
             )
+        if self._owner.query:
+            _mark(doc, self._owner.query)
         return doc
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:

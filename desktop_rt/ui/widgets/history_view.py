@@ -294,6 +294,7 @@ class HistoryView(QWidget):
             return
         self.title.setText(row.display_title)
         self.turns.show_turns(turns)
+        self.turns.mark_search(self.search.text())  # mark the search and go to its first turn
         self._set_enabled(True)
         self.loaded.emit()
 
