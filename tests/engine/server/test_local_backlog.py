@@ -7,49 +7,15 @@ more, up to ``LOCAL_BACKLOG_SECONDS``, and hands all of it to the model once the
 
 from __future__ import annotations
 
-import threading
-import time
-
 import numpy as np
 
 from desktop_rt.core_types import SAMPLE_RATE
-from desktop_rt.engine.asr.backend import BackendTraits
 from desktop_rt.engine.asr.streaming import StreamingConfig
 from desktop_rt.engine.protocol.events import ErrorEvent
 from desktop_rt.engine.server.config import ServerConfig
 from desktop_rt.engine.server.local import LOCAL_BACKLOG_SECONDS
 from desktop_rt.engine.server.server import RealtimeServer
-
-WAIT = 60.0
-
-
-class HeldBackend:
-    """Hears nothing; its first pass waits for ``release``; counts the audio it was given."""
-
-    name = "held"
-    traits = BackendTraits()
-    detected_language = None
-
-    def __init__(self) -> None:
-        self.release = threading.Event()
-        self.entered = threading.Event()
-
-    def transcribe(self, audio, *, prompt=None, language=None, prefix=None, **options):
-        self.entered.set()
-        assert self.release.wait(WAIT), "the test never let the pass go"
-        return []
-
-    def close(self) -> None:
-        pass
-
-
-def until(predicate, timeout: float = WAIT) -> bool:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
+from tests.support.held_backend import WAIT, HeldBackend, until
 
 
 def test_a_window_session_keeps_more_than_a_clients_backlog_while_the_model_is_behind():

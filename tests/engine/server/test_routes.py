@@ -6,53 +6,15 @@ seen where the window and clients read it: the local session, and ``/health`` ov
 
 from __future__ import annotations
 
-import threading
-import time
-
 import numpy as np
 
 from desktop_rt.core_types import SAMPLE_RATE
-from desktop_rt.engine.asr.backend import BackendTraits
 from desktop_rt.engine.asr.streaming import StreamingConfig
 from desktop_rt.engine.server.config import ServerConfig
 from desktop_rt.engine.server.routes import inference_health
 from desktop_rt.engine.server.server import RealtimeServer
+from tests.support.held_backend import WAIT, HeldBackend, until
 from tests.support.rt_client import http_get
-
-WAIT = 30.0
-PASS_SECONDS = 0.02
-
-
-class HeldBackend:
-    """Hears nothing, holds each pass until ``release`` is set, and takes at least
-    ``PASS_SECONDS`` like a real pass (the worker does not count a cheaper turn as a pass)."""
-
-    name = "held"
-    traits = BackendTraits()
-    detected_language = None
-
-    def __init__(self) -> None:
-        self.release = threading.Event()
-        self.entered = threading.Event()
-
-    def transcribe(self, audio, *, prompt=None, language=None, prefix=None, **options):
-        self.entered.set()
-        assert self.release.wait(WAIT), "the test never let the pass go"
-        time.sleep(PASS_SECONDS)
-        return []
-
-    def close(self) -> None:
-        pass
-
-
-def until(predicate, timeout: float = WAIT) -> bool:
-    """A bounded wait for another thread's state (the worker's queue)."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def test_no_worker_reports_no_lag_and_no_inference():
