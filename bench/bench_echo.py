@@ -3,6 +3,7 @@
 
     .venv/bin/python bench/bench_echo.py            # the system stream is 4 LibriVox sentences
     .venv/bin/python bench/bench_echo.py --quick    # 2 sentences
+    .venv/bin/python bench/bench_echo.py --replay bench/results/echo-*.json  # no model
 
 System audio plays S (LibriVox sentences); the microphone hears S mixed in at -10 dB (the
 speakers' leak, sample-aligned) plus the user's own speech U (beckett) from S's middle on, so the
@@ -16,7 +17,9 @@ microphone captions against U's reference; user words found = the share of U's r
 aligned in them (what the guard must not eat). CPU per audio second is this process's CPU time
 over the stream's length; the lag of each stream (seconds of its audio waiting for the
 recognizer) is sampled every 0.25 s (meeting mode's target: under 4 s). The result is saved as
-bench/results/echo-<date>.json; numbers go to docs/benchmarks.md.
+bench/results/echo-<date>.json; numbers go to docs/benchmarks.md. ``echo_leaks`` names the system
+words that got through and when each stream had them; ``trace`` is the guard's record
+(bench/_echo_trace.py), and ``--replay FILE...`` runs saved traces through today's guard.
 """
 
 from __future__ import annotations
@@ -35,10 +38,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import _common as C  # noqa: E402
+from _echo_trace import TracingGuard, leaks, replay  # noqa: E402
 
 from desktop_rt.engine.audio.sources import FileAudioSource  # noqa: E402
 from desktop_rt.engine.audio.vad import TurnDetectorSettings  # noqa: E402
-from desktop_rt.engine.protocol.events import TranscriptionDelta  # noqa: E402
 from desktop_rt.live.echo_dedup import EchoDeduplicator  # noqa: E402
 from desktop_rt.live.meeting import MeetingSession  # noqa: E402
 from desktop_rt.live.session import LiveSettings  # noqa: E402
@@ -47,19 +50,6 @@ from desktop_rt.live.transcript_recorder import CaptionTurn  # noqa: E402
 
 LEAK_DB = -10.0
 USER_CLIP = "beckett"
-
-
-class RecordingGuard(EchoDeduplicator):
-    """The echo guard, also keeping the microphone's words as they were before it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.raw: dict[str, str] = {}
-
-    def mic_event(self, event: object) -> list[object]:
-        if isinstance(event, TranscriptionDelta):
-            self.raw[event.item_id] = self.raw.get(event.item_id, "") + event.delta
-        return super().mic_event(event)
 
 
 def streams(clips: list[str]) -> tuple[np.ndarray, np.ndarray, str, str]:
@@ -99,7 +89,7 @@ def run(clips: list[str]) -> dict:
 
     system_audio, mic_audio, _, user_ref = streams(clips)
     backend = WhisperBackend(ensure_default_model())
-    guard = RecordingGuard()
+    guard = TracingGuard()
     captions: dict[str, CaptionTurn] = {}
     closed = threading.Event()
 
@@ -157,21 +147,48 @@ def run(clips: list[str]) -> dict:
         "user_words_found_with_guard": round(found_share(user_ref, you), 4),
         "words_dropped": guard.dropped_words,
         "system_words": len(C.norm_tokens(others)),
+        "echo_leaks": leaks(others, you, guard.trace),
         "texts": {"others": others, "you": you, "mic_raw": raw},
+        "trace": guard.trace,
     }
+
+
+def replay_runs(paths: list[Path]) -> None:
+    """Today's guard on the traces of saved runs: echo with it, and the user's words kept."""
+    for path in paths:
+        saved = json.loads(path.read_text())
+        if not saved.get("trace"):
+            print(f"{path.name}: no trace (saved before traces were kept)")
+            continue
+        texts = saved["texts"]
+        kept = replay(saved["trace"], lambda clock: EchoDeduplicator(clock=clock))
+        user_ref = (C.DATA / f"{USER_CLIP}.txt").read_text().strip()
+        shown = {
+            "run": path.name,
+            "echo_with_guard_then": saved["echo_with_guard"],
+            "echo_with_guard_replayed": round(echo_share(texts["others"], kept), 4),
+            "user_words_found_replayed": round(found_share(user_ref, kept), 4),
+            "echo_leaks_replayed": leaks(texts["others"], kept, saved["trace"]),
+        }
+        print(json.dumps(shown, indent=2))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="two sentences instead of four")
+    parser.add_argument("--replay", nargs="+", type=Path, help="saved runs to replay (no model)")
     args = parser.parse_args()
+    if args.replay:
+        replay_runs(args.replay)
+        return
     clips = C.LIBRIVOX[:2] if args.quick else C.LIBRIVOX[:4]
     result = {"machine": C.machine_info(), "load_before": C.loadavg(), **run(clips)}
+    result["load_after"] = C.loadavg()
     stamp = time.strftime("%Y-%m-%d-%H%M")
     out = Path(__file__).resolve().parent / "results" / f"echo-{stamp}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
-    shown = {k: v for k, v in result.items() if k not in ("texts", "machine")}
+    shown = {k: v for k, v in result.items() if k not in ("texts", "machine", "trace")}
     print(json.dumps(shown, indent=2))
 
 

@@ -7,7 +7,9 @@ stream has a turn open (speech started, not yet completed), up to ``max_hold_sec
 system stream's words for the same sound have come in (:meth:`~EchoDeduplicator.mic_event`,
 :meth:`tick`, :meth:`flush` return the events due, in order). Then a microphone word is dropped
 when it and a neighbour form a word pair that the system stream said within ``window_seconds``
-(one word alone, when its item has no other). A ``completed`` event carries the item's kept
+(one word alone, when its item has no other). The system stream's pairs are its items' words
+in order: across its deltas, and from an item's last committed word into each tentative
+hypothesis (which continues it), never from one hypothesis into another. A ``completed`` event carries the item's kept
 words; an item that was all echo gets no English line (live translation) either. A system
 turn that never completes counts as open for ``max_open_seconds`` at most. Text
 and time, no signal processing; measured in bench/bench_echo.py, rationale in
@@ -38,7 +40,7 @@ from desktop_rt.engine.protocol.translation import (
 __all__ = ["EchoDeduplicator", "normalize", "tokens"]
 
 _NOT_WORD = re.compile(r"[^\w']+")
-_BREAK = "\x00"  # never a word: ends a run of reference words
+_ITEMS_KEPT = 64  # system items whose last committed word is kept (they are open at most)
 
 
 def tokens(piece: str) -> list[str]:
@@ -76,7 +78,9 @@ class EchoDeduplicator:
         self._open_turns: dict[str, float] = {}  # system items speaking, not completed: since
         self.window_seconds = window_seconds
         self._clock = clock
-        self._reference: collections.deque[tuple[float, str]] = collections.deque()
+        self._reference: collections.deque[tuple[float, str, str]] = collections.deque()
+        """(when, the word before it in its item or "", word): the system stream's words."""
+        self._last_said: dict[str, str] = {}  # system item -> its last committed word
         self._held: collections.deque[_Held] = collections.deque()
         self._previous: dict[str, str] = {}  # item -> its last microphone word seen
         self._kept: dict[str, str] = {}  # item -> its kept text so far
@@ -95,18 +99,24 @@ class EchoDeduplicator:
             with self._lock:
                 if isinstance(event, TranscriptionCompleted):
                     self._open_turns.pop(event.item_id, None)
+                    self._last_said.pop(event.item_id, None)
                 else:
                     self._open_turns[event.item_id] = self._clock()
             return
-        if isinstance(event, TranscriptionDelta):
-            words = tokens(event.delta)
-        elif isinstance(event, TranscriptionTentative):
-            words = [_BREAK, *tokens(event.text), _BREAK]  # no pair across hypotheses
-        else:
+        if not isinstance(event, TranscriptionDelta | TranscriptionTentative):
             return
         now = self._clock()
         with self._lock:
-            self._reference.extend((now, word) for word in words)
+            before = self._last_said.get(event.item_id, "")
+            if isinstance(event, TranscriptionDelta):
+                words = tokens(event.delta)
+                if words:
+                    self._last_said[event.item_id] = words[-1]
+            else:
+                words = tokens(event.text)
+            for word in words:
+                self._reference.append((now, before, word))
+                before = word
             self._forget(now)
 
     def mic_event(self, event: object) -> list[object]:
@@ -132,6 +142,8 @@ class EchoDeduplicator:
         horizon = now - self.window_seconds - self.hold_seconds
         while self._reference and self._reference[0][0] < horizon:
             self._reference.popleft()
+        while len(self._last_said) > _ITEMS_KEPT:  # items that never completed
+            del self._last_said[next(iter(self._last_said))]
 
     def _release(self, now: float | None) -> list[object]:
         """The held events due at ``now`` (None: all), filtered, in order."""
@@ -152,8 +164,10 @@ class EchoDeduplicator:
         return out
 
     def _pairs(self, at: float) -> tuple[set[tuple[str, str]], set[str]]:
-        words = [w for t, w in self._reference if t >= at - self.window_seconds]
-        return set(zip(words, words[1:], strict=False)), set(words) - {_BREAK}
+        said = [
+            (before, word) for t, before, word in self._reference if t >= at - self.window_seconds
+        ]
+        return {pair for pair in said if pair[0]}, {word for _, word in said}
 
     def _filtered(self, held: _Held) -> object:
         event = held.event

@@ -1,13 +1,15 @@
 """Meeting mode: the microphone ("You") and system audio ("Others") captioned at once.
 
 :class:`MeetingSession` has :class:`~desktop_rt.live.session.LiveSession`'s API (``uid``,
-``start``, ``talk_down``/``talk_up``, ``apply``, ``stop``) and runs two streams, each a
+``start``, ``talk_down``/``talk_up``, ``apply``, ``learn``, ``stop``) and runs two streams, each a
 :class:`~desktop_rt.live.capture.CaptureFeed` into a local server session of its own with a
 :class:`~desktop_rt.live.transcript_recorder.TranscriptRecorder` labelled with its speaker; both
 recorders write the same history session, so its turns carry "You" or "Others". The microphone
 follows the settings' mode; system audio is always hands-free (the others press no key). The
 microphone's events pass an :class:`~desktop_rt.live.echo_dedup.EchoDeduplicator` fed the system
 stream's words, so the speakers' sound leaking into the microphone is not captioned twice.
+Words the user taught by correcting a line (``learn``) prompt both streams: a name one side says,
+the other side says too.
 ``on_closed(uid)`` runs once both streams closed and every word was saved.
 :func:`open_live_session` makes the session the settings ask for, meeting mode or not.
 """
@@ -28,6 +30,7 @@ from desktop_rt.live.capture import CaptureFeed, LevelReading
 from desktop_rt.live.echo_dedup import EchoDeduplicator
 from desktop_rt.live.session import LiveSession, LiveSettings
 from desktop_rt.live.source_choice import LabelledSource, meeting_sources
+from desktop_rt.live.taught_words import TaughtWords
 from desktop_rt.live.transcript_recorder import TranscriptRecorder
 
 if TYPE_CHECKING:
@@ -110,6 +113,7 @@ class MeetingSession:
         self._publish = publish
         self._on_closed = on_closed
         self.dedup = dedup if dedup is not None else EchoDeduplicator()
+        self.taught = TaughtWords()
         self._release = threading.Lock()  # keeps released microphone events in order
         self._open = 2
         self._closing = threading.Lock()
@@ -126,6 +130,8 @@ class MeetingSession:
         """Open both server sessions and start both sources."""
         self.system.start(self._server, self._on_system_event, self._closed)
         self.mic.start(self._server, self._on_mic_event, self._closed)
+        if self.taught.words:
+            self._send_taught()
 
     def save_unfinished(self) -> int:
         """Both streams' words heard but not yet committed, saved."""
@@ -148,6 +154,18 @@ class MeetingSession:
             if new.hands_free != stream.settings.hands_free:
                 stream.feed.set_hands_free(new.hands_free)
             stream.settings = new
+
+    def learn(self, recognised: str, corrected: str) -> tuple[str, ...]:
+        """The words the user changed in a line become both streams' keywords (never blocks;
+        :meth:`LiveSession.learn <desktop_rt.live.session.LiveSession.learn>`)."""
+        if self.taught.teach(recognised, corrected):
+            self._send_taught()
+        return self.taught.words
+
+    def _send_taught(self) -> None:
+        for stream in (self.mic, self.system):
+            if stream.local is not None:
+                stream.local.send(self.taught.session_update())
 
     def stop(self) -> None:
         """Stop both sources and end both inputs (blocks while the feeds drain)."""

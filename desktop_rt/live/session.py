@@ -4,7 +4,9 @@
 turn detection) and renders the typed ``session.update`` it sends. :class:`LiveSession` wires an
 :class:`~desktop_rt.engine.audio.sources.AudioSource`, a :class:`CaptureFeed`, a local server
 session and a :class:`TranscriptRecorder`. Call order: construct, :meth:`~LiveSession.start`;
-then ``talk_down``/``talk_up`` and :meth:`~LiveSession.apply` from the UI thread; finally
+then ``talk_down``/``talk_up``, :meth:`~LiveSession.apply` and :meth:`~LiveSession.learn` (a
+caption line the user corrected: its words prompt the model from then on) from the UI thread;
+finally
 :meth:`~LiveSession.stop`, which blocks (run it on a helper thread). ``publish`` gets every value
 for the window (levels, device status, caption updates); ``on_closed(uid)`` runs once the server
 closed the session, after its last transcript was saved.
@@ -27,6 +29,7 @@ from desktop_rt.engine.protocol.events import ServerEvent, SessionUpdate
 from desktop_rt.engine.protocol.session_config import LOGPROBS, SessionPatch
 from desktop_rt.history.writer import StoreWriter
 from desktop_rt.live.capture import CaptureFeed
+from desktop_rt.live.taught_words import TaughtWords
 from desktop_rt.live.transcript_recorder import TranscriptRecorder
 
 if TYPE_CHECKING:
@@ -100,6 +103,7 @@ class LiveSession:
         self._publish = publish
         self._on_closed = on_closed
         self._local: LocalSession | None = None
+        self.taught = TaughtWords()
         self.feed = CaptureFeed(
             source,
             None,
@@ -125,6 +129,8 @@ class LiveSession:
         local.send(self.settings.session_update())
         if self.settings.translate:
             local.send(self.settings.translation_update())
+        if self.taught.words:
+            local.send(self.taught.session_update())
         self.feed.set_sink(local, on_attached=self.recorder.set_origin)
         self.feed.start()
         self._local = local
@@ -145,6 +151,15 @@ class LiveSession:
             self._local.send(settings.translation_update())
         if settings.hands_free != old.hands_free:
             self.feed.set_hands_free(settings.hands_free)
+
+    def learn(self, recognised: str, corrected: str) -> tuple[str, ...]:
+        """The user corrected a caption line: the words they changed become the session's
+        keywords for the rest of it (:class:`TaughtWords`). Never blocks: the update is queued
+        to the server, whose inference thread takes the new prompt before its next pass.
+        Returns the words taught so far."""
+        if self.taught.teach(recognised, corrected) and self._local is not None:
+            self._local.send(self.taught.session_update())
+        return self.taught.words
 
     def stop(self) -> None:
         """Stop the microphone and end the input (blocks while the feed drains)."""

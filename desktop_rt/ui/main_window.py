@@ -186,7 +186,7 @@ class MainWindow(QMainWindow):
         c, b, live = self.controller, self.controller.bridge, self.live
         b.caption.connect(self.captions.show_turn)
         b.caption.connect(self.overlay.show_turn)
-        connect_caption_edits(c, self.captions, self.history)  # corrections, shading (issue 18)
+        connect_caption_edits(c, self.captions, self.history, self.overlay)  # issue 18
         b.level.connect(self.level_meter.set_reading)
         b.speech.connect(live.set_speech)
         b.error.connect(self.status_panel.show_message)

@@ -209,3 +209,31 @@ def test_an_item_that_was_all_echo_gets_no_english_line_and_others_keep_theirs()
     out = d.tick()
     english = [e for e in out if isinstance(e, TranslationDelta | TranslationCompleted)]
     assert english[0].delta == "" and english[1].transcript == "thank you very much"
+
+
+def test_a_pair_the_system_stream_committed_in_two_deltas_is_a_pair():
+    """bench_echo 2026-12-01 21:09: the system committed "... woman he", then (after a
+    tentative " might have") " might have been made": "he might" was never one hypothesis, so
+    the microphone's echo "man, he might fail" got through. An item's words pair across its
+    deltas, and its last committed word pairs with the tentative words that continue it."""
+    d, clock = guard()
+    d.reference(InputAudioBufferSpeechStarted("item_sys", 0))
+    system(d, " Had he married a more amiable woman he")
+    d.reference(TranscriptionTentative("item_sys", " might have"))
+    mic(d, " ill-disposed young man, he might", item="item_a")
+    system(d, " might have been made")
+    mic(d, " he might", item="item_b")  # alone in its item, after the committed pair
+    d.reference(TranscriptionCompleted("item_sys", " Had he … made", 5.0))
+    clock.now += 2
+    assert texts(d.tick()) == [" ill-disposed young man,", ""]
+
+
+def test_an_items_last_committed_word_pairs_only_with_its_own_tentative_words():
+    d, clock = guard()
+    system(d, " alpha beta")
+    d.reference(TranscriptionTentative("item_other", " gamma delta"))  # another item
+    d.reference(TranscriptionTentative("item_sys", " epsilon"))
+    mic(d, " beta gamma now")
+    mic(d, " beta epsilon now", item="item_b")
+    clock.now += 2
+    assert texts(d.tick()) == [" beta gamma now", " now"]

@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from desktop_rt.core_types import SAMPLE_RATE
 from desktop_rt.engine.audio.loopback import LoopbackSource
 from desktop_rt.engine.audio.sources import OPEN, FileAudioSource, SourceStatus
 from desktop_rt.engine.audio.vad import TurnDetectorSettings
@@ -20,6 +21,7 @@ from desktop_rt.live.session import LiveSettings
 from desktop_rt.live.source_choice import OTHERS, YOU, LabelledSource
 from desktop_rt.live.transcript_recorder import CaptionTurn
 from tests.support.clips import DATA, read_clip, wer, words_of
+from tests.support.learning_backend import LearningBackend
 from tests.support.pulse_daemon import play, pulse_daemon
 
 pytestmark = pytest.mark.slow
@@ -126,3 +128,42 @@ def test_the_speakers_leaking_into_the_microphone_are_not_captioned_twice(whispe
     assert meeting.dedup.dropped_words > 0
     echoed = set(words_of(said[YOU])) & set(words_of(said[OTHERS]))
     assert len(echoed) <= 1, said  # a stray word at most, never the sentence again
+
+
+def test_a_corrected_word_prompts_both_streams():
+    """A word the user corrected in a line reaches the prompt of both streams' passes."""
+    backend = LearningBackend("and mister John Dashwood had", {"Dashwood": "Dashwud"})
+    spoken = read_clip("ss-0870")[: int(3.5 * SAMPLE_RATE)]
+    mic = FileAudioSource(spoken, autoplay=False, name="microphone")
+    system = FileAudioSource(spoken, autoplay=False, name="system audio")
+    captions: dict[str, CaptionTurn] = {}
+    closed = threading.Event()
+
+    def publish(value: object) -> None:
+        if isinstance(value, CaptionTurn):
+            captions[value.item_id] = value
+
+    with RealtimeServer(ServerConfig(port=0), backend) as server:
+        meeting = MeetingSession(
+            server,
+            (LabelledSource(YOU, mic), LabelledSource(OTHERS, system)),
+            LiveSettings("en", TurnDetectorSettings()),
+            writer=None,
+            model=server.config.model_id,
+            publish=publish,
+            on_closed=lambda uid: closed.set(),
+        )
+        meeting.start()
+        assert meeting.learn("and mister John Dashwud", "and Mister John Dashwood") == (
+            "Mister",
+            "Dashwood",
+        )
+        mic.play()
+        system.play()
+        assert mic.finished.wait(60) and system.finished.wait(60)
+        meeting.stop()
+        assert closed.wait(60)
+    prompts = backend.prompts_seen()
+    assert len(prompts) >= 2 and all("Mister, Dashwood" in (p or "") for p in prompts), prompts
+    others = " ".join(c.committed for c in captions.values() if c.speaker == OTHERS)
+    assert "Dashwood" in others and "Dashwud" not in others, others

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+import threading
+from dataclasses import dataclass, replace
 
+import numpy as np
 import pytest
 
 from desktop_rt.config import HANDS_FREE, PUSH_TO_TALK, AudioSettings, Settings
 from desktop_rt.core_types import SAMPLE_RATE
 from desktop_rt.engine.audio.codecs import PCM16, AudioFormat
+from desktop_rt.engine.audio.sources import FileAudioSource
 from desktop_rt.engine.audio.vad import TurnDetectorSettings
 from desktop_rt.engine.protocol.events import SessionUpdate, SessionUpdated
-from desktop_rt.live.session import LiveSettings
+from desktop_rt.engine.server.server import RealtimeServer, ServerConfig
+from desktop_rt.live.session import LiveSession, LiveSettings
+from desktop_rt.live.transcript_recorder import CaptionTurn
+from tests.support.clips import read_clip
+from tests.support.held_backend import until
+from tests.support.learning_backend import LearningBackend
 from tests.support.session_support import EnergyScorer, make, parse
 
 VAD = TurnDetectorSettings(threshold=0.6, prefix_padding_ms=250, silence_duration_ms=700)
@@ -86,3 +94,79 @@ def test_settings_that_do_not_change_the_session_compare_equal():
     assert LiveSettings.from_settings(hands_free) != LiveSettings.from_settings(
         hands_free.with_group(vad=replace(VAD, threshold=0.9))
     )
+
+
+# ---- corrections teach the session (issue 18 item 5) ----------------------------------------
+
+GAP = 2.0  # seconds of silence between the two turns' clips
+
+
+@dataclass
+class Taught:
+    first: CaptionTurn
+    second: CaptionTurn
+    learnt: tuple[str, ...]
+    prompts_after: list[str | None]  # what the backend was prompted with after the correction
+
+
+def correct_between_turns(backend: LearningBackend, clip: np.ndarray, correct) -> Taught:
+    """Push-to-talk over ``clip``; the source pauses in the silence after it; the user's
+    correction ``correct(first turn)`` is learnt; then push-to-talk over ``clip`` again."""
+    seconds = len(clip) / SAMPLE_RATE
+    audio = np.concatenate([clip, np.zeros(int(GAP * SAMPLE_RATE), np.float32), clip])
+    source = FileAudioSource(audio, autoplay=False)
+    turns: dict[str, CaptionTurn] = {}
+    closed = threading.Event()
+
+    def publish(value: object) -> None:
+        if isinstance(value, CaptionTurn):
+            turns[value.item_id] = value
+
+    def finals() -> list[CaptionTurn]:
+        return sorted((t for t in dict(turns).values() if t.final), key=lambda t: t.index)
+
+    with RealtimeServer(ServerConfig(port=0), backend) as server:
+        live = LiveSession(
+            server,
+            source,
+            LiveSettings("en"),
+            writer=None,
+            model=server.config.model_id,
+            publish=publish,
+            on_closed=lambda _uid: closed.set(),
+        )
+        live.start()
+        live.talk_down()
+        source.play()
+        assert until(lambda: source.position > seconds + 0.2)  # in the silence
+        live.talk_up()
+        source.simulate_loss()  # the clip waits here (talk is up: no turn to end)
+        assert source.position < seconds + GAP, "the pause was missed"
+        assert until(lambda: len(finals()) == 1, timeout=120), turns
+        [first] = finals()
+        before = len(backend.prompts_seen())
+        learnt = live.learn(first.committed, correct(first))
+        source.simulate_return()
+        live.talk_down()
+        assert until(source.finished.is_set)
+        live.talk_up()
+        live.stop()
+        assert closed.wait(120), "the session did not close"
+    later = backend.prompts_seen()[before:]
+    [_, second] = finals()
+    return Taught(first, second, learnt, later)
+
+
+def test_a_corrected_word_prompts_the_model_for_the_rest_of_the_session():
+    """The first turn is written "Dashwud"; the user corrects it to "Dashwood"; from then on
+    every pass is prompted with it, and the second turn is written that way."""
+    backend = LearningBackend("and mister John Dashwood had", {"Dashwood": "Dashwud"})
+    clip = read_clip("ss-0870")[: int(3.5 * SAMPLE_RATE)]  # the backend's five words fit
+    taught = correct_between_turns(
+        backend, clip, lambda first: first.committed.replace("Dashwud", "Dashwood")
+    )
+    assert "Dashwud" in taught.first.committed, taught.first
+    assert taught.learnt == ("Dashwood",)
+    later = taught.prompts_after
+    assert later and all("Dashwood" in (p or "") for p in later), later
+    assert "Dashwood" in taught.second.committed and "Dashwud" not in taught.second.committed

@@ -17,7 +17,9 @@ line's English text as the window's do: final words grow ``translation``, the no
 replace ``translation_tentative``; the page shows them under the original. Translation hook for
 other producers: :meth:`~CaptionBoard.apply_translation` sets a line's whole ``translation``
 (through :meth:`CaptionBroadcaster.observe_translation
-<desktop_rt.engine.server.captions_feed.CaptionBroadcaster.observe_translation>`).
+<desktop_rt.engine.server.captions_feed.CaptionBroadcaster.observe_translation>`). A final line
+the user corrected in the window (:meth:`~CaptionBoard.apply_correction`) gets the corrected
+text as its committed text: viewers see the corrected line in place of the old one.
 
 The board keeps the recognizer's text as it came; :func:`shown` maps a frame through the text
 filter the window applies (``history.speech_text.clean_speech_text``, passed in by the caller
@@ -119,6 +121,14 @@ class CaptionBoard:
         """The translation hook: ``item_id``'s translation is now ``text`` (replaces it)."""
         line = replace(self._line(item_id), translation=text, translation_tentative="")
         return self._put(line)
+
+    def apply_correction(self, item_id: str, text: str) -> Frame | None:
+        """The user corrected the final line ``item_id``: its committed text is now ``text``.
+        None (nothing changes) for a line no longer kept, not final yet, or already so."""
+        line = self._lines.get(item_id)
+        if line is None or not line.final or line.committed.strip() == text.strip():
+            return None
+        return self._put(replace(line, committed=text, tentative=""))
 
     def snapshot(self) -> Frame:
         return snapshot_frame(list(self._lines.values()))

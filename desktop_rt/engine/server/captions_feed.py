@@ -1,7 +1,8 @@
 """Fan-out of the window's captions to caption-page viewers, never blocking the session.
 
 :class:`CaptionBroadcaster` belongs to a running server: :meth:`~CaptionBroadcaster.observe`
-is called with every server event of the app's own session (on the server loop) and costs one
+is called with every server event of the app's own session (on the server loop; a line the
+user corrected comes through :meth:`~CaptionBroadcaster.observe_correction`) and costs one
 :class:`~desktop_rt.engine.server.captions_board.CaptionBoard` update plus, per subscriber, one
 call that must not block (a ``call_soon_threadsafe``). :meth:`~CaptionBroadcaster.subscribe`
 returns the current snapshot and the way to unsubscribe, atomically, so no change falls between.
@@ -53,6 +54,14 @@ class CaptionBroadcaster:
         """The translation hook: the line ``item_id`` is translated as ``text`` (replaces it)."""
         with self._lock:
             self._send(self._board.apply_translation(item_id, text))
+
+    def observe_correction(self, item_id: str, text: str) -> None:
+        """The user corrected the final line ``item_id`` in the window (any thread, never
+        blocks): viewers get the line with ``text`` as its committed words."""
+        with self._lock:
+            frame = self._board.apply_correction(item_id, text)
+            if frame is not None:
+                self._send(frame)
 
     def snapshot(self) -> Frame:
         with self._lock:

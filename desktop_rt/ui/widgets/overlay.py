@@ -1,7 +1,8 @@
 """An always-on-top caption strip: translucent, frameless, movable by dragging, two lines of text.
 
 It shows the newest turn (committed words bright, tentative words dimmed) over whatever is on
-screen, e.g. a video call. Drag it anywhere; its place is remembered (``moved`` carries the
+screen, e.g. a video call; a line the user corrected in the window shows the correction
+(:meth:`CaptionOverlay.apply_correction`). Drag it anywhere; its place is remembered (``moved`` carries the
 geometry, hex-encoded). Its colours follow the theme (:meth:`CaptionOverlay.set_colors`): a dark
 strip, a light one, or opaque black with yellow text in high contrast.
 """
@@ -26,6 +27,8 @@ from desktop_rt.ui.theme import ThemeColors
 
 __all__ = ["CaptionOverlay"]
 
+CORRECTIONS_KEPT = 16  # recent corrected lines whose text replaces the recognised one
+
 
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -49,6 +52,7 @@ class CaptionOverlay(QWidget):
         self._committed = ""
         self._tentative = ""
         self._item: str | None = None
+        self._corrections: dict[str, str] = {}  # item id -> the user's text (newest last)
         self._drag: QPoint | None = None
         self._family: str | None = None
         self._colors = ("#0c0e14", "#ffffff", "#a7adb8", False)  # background, text, dim, opaque
@@ -106,9 +110,19 @@ class CaptionOverlay(QWidget):
         if not turn.text.strip():
             return
         self._item = turn.item_id
-        self._committed = turn.committed
+        self._committed = self._corrections.get(turn.item_id, turn.committed)
         self._tentative = turn.tentative
         self.update()
+
+    def apply_correction(self, item_id: str, text: str) -> None:
+        """The user corrected line ``item_id``: show ``text`` for it (now, if it is shown)."""
+        self._corrections.pop(item_id, None)
+        self._corrections[item_id] = text
+        while len(self._corrections) > CORRECTIONS_KEPT:
+            del self._corrections[next(iter(self._corrections))]
+        if item_id == self._item:
+            self._committed = text
+            self.update()
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt naming
         painter = QPainter(self)

@@ -139,3 +139,36 @@ def test_shown_cleans_every_text_of_a_line_and_of_a_snapshot_on_its_own():
     (kept,) = shown(board.snapshot(), clean_speech_text)["lines"]
     assert (kept["translation_tentative"], kept["id"]) == (" hi", "a")
     assert shown({"type": "remove", "id": "a"}, clean_speech_text) == {"type": "remove", "id": "a"}
+
+
+def test_a_corrected_final_line_replaces_the_recognised_one_and_keeps_its_place():
+    board = CaptionBoard()
+    board.apply(TranscriptionCompleted(item_id="a", transcript=" john dashwud", audio_seconds=1.0))
+    board.apply(TranslationCompleted(item_id="a", transcript=" John Dashwud"))
+    board.apply(TranscriptionDelta(item_id="b", delta=" had then"))
+    state = line(board.apply_correction("a", "John Dashwood"))
+    assert state == {
+        "id": "a",
+        "committed": "John Dashwood",
+        "tentative": "",
+        "translation": " John Dashwud",
+        "translation_tentative": "",
+        "final": True,
+    }
+    assert [x.id for x in board.lines] == ["a", "b"]  # not moved to the end
+    assert board.snapshot()["lines"][0]["committed"] == "John Dashwood"
+    reverted = line(board.apply_correction("a", "john dashwud"))  # "Revert" in the window
+    assert reverted["committed"] == "john dashwud"
+
+
+def test_a_correction_of_a_line_not_final_gone_or_unchanged_changes_nothing():
+    board = CaptionBoard(max_lines=1)
+    board.apply(TranscriptionDelta(item_id="a", delta=" hello"))
+    assert board.apply_correction("a", "Hello") is None  # still being spoken
+    assert board.apply_correction("gone", "text") is None
+    board.apply(TranscriptionCompleted(item_id="a", transcript=" hello", audio_seconds=1.0))
+    assert board.apply_correction("a", "hello") is None  # the same words
+    assert [x.committed for x in board.lines] == [" hello"]
+    board.apply(TranscriptionDelta(item_id="b", delta=" next"))  # "a" scrolls off the board
+    assert board.apply_correction("a", "Hello") is None
+    assert [x.id for x in board.lines] == ["b"]

@@ -11,12 +11,15 @@ import threading
 
 import pytest
 
+from desktop_rt.core_types import SAMPLE_RATE
 from desktop_rt.engine.audio.sources import FileAudioSource
 from desktop_rt.engine.server.captions_page import CaptionShareConfig, CaptionShareServer
 from desktop_rt.engine.server.server import RealtimeServer, ServerConfig
 from desktop_rt.live.session import LiveSession, LiveSettings
 from tests.support.browser import Chromium
 from tests.support.clips import read_clip, reference_text, wer
+from tests.support.held_backend import until
+from tests.support.learning_backend import LearningBackend
 
 TOKEN = "viewer-token-0123456789"
 CLIP = "ss-0870"
@@ -114,3 +117,39 @@ def test_a_page_of_another_origin_gets_no_feed(server, share, browser):
         " ws.onerror = end; ws.onclose = end; setTimeout(end, 20000); })"
     )
     assert outcome == {"state": 3, "got": 0}  # CLOSED, having received nothing
+
+
+def test_a_line_corrected_in_the_window_replaces_the_old_one_on_the_page(browser):
+    """The window's session on a backend that writes "Dashwud"; the user's correction (what
+    ui/caption_edits hands the server's captions) redraws that line, in its place, on the page."""
+    backend = LearningBackend("and mister John Dashwood had", {"Dashwood": "Dashwud"})
+    with (
+        RealtimeServer(ServerConfig(port=0), backend) as server,
+        CaptionShareServer(CaptionShareConfig(TOKEN, host="127.0.0.1", port=0)) as share,
+    ):
+        share.follow(server.captions)
+        page = browser.open(share.page_url("127.0.0.1"))
+        assert page.wait_for("document.getElementById('status').textContent === 'Live'")
+        live = LiveSession(
+            server,
+            FileAudioSource(read_clip(CLIP)[: 4 * SAMPLE_RATE]),
+            LiveSettings("en"),
+            writer=None,
+            model=server.config.model_id,
+            publish=lambda _update: None,
+            on_closed=lambda _uid: None,
+        )
+        live.start()
+        live.talk_down()
+        assert page.wait_for(f"{COMMITTED_JS}.includes('Dashwud')"), page.evaluate(COMMITTED_JS)
+        live.talk_up()
+        assert until(lambda: server.captions.snapshot()["lines"][0]["final"])
+        [line] = server.captions.snapshot()["lines"]
+        assert page.wait_for(f"{COMMITTED_JS} === {line['committed']!r}")
+        corrected = " ".join(line["committed"].split()).replace("Dashwud", "Dashwood")
+        server.captions.observe_correction(line["id"], corrected)
+        assert page.wait_for(f"{COMMITTED_JS} === {corrected!r}"), page.evaluate(COMMITTED_JS)
+        assert page.evaluate("document.querySelectorAll('#captions .line').length") == 1
+        again = browser.open(share.page_url("127.0.0.1"))  # a viewer joining later
+        assert again.wait_for(f"{COMMITTED_JS} === {corrected!r}"), again.evaluate(COMMITTED_JS)
+        live.stop()

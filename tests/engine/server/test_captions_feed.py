@@ -11,6 +11,7 @@ from websockets.asyncio.client import connect
 
 from desktop_rt.engine.protocol.events import (
     SessionCreated,
+    TranscriptionCompleted,
     TranscriptionDelta,
     TranscriptionTentative,
 )
@@ -44,6 +45,17 @@ def test_without_subscribers_the_board_still_follows_the_session():
     source = CaptionBroadcaster()
     source.observe(TranscriptionDelta(item_id="a", delta=" kept"))
     assert source.snapshot()["lines"][0]["committed"] == " kept"
+
+
+def test_a_correction_reaches_subscribers_as_the_line_with_the_corrected_words():
+    source = CaptionBroadcaster()
+    source.observe(TranscriptionCompleted(item_id="a", transcript=" dashwud", audio_seconds=1.0))
+    seen: list[dict] = []
+    _snapshot, _unsubscribe = source.subscribe(seen.append)
+    source.observe_correction("a", "Dashwood")
+    source.observe_correction("missing", "Dashwood")  # no such line: nothing is sent
+    assert [(f["line"]["id"], f["line"]["committed"]) for f in seen] == [("a", "Dashwood")]
+    assert source.snapshot()["lines"][0]["committed"] == "Dashwood"
 
 
 async def test_a_full_viewer_queue_is_replaced_by_one_resync():
