@@ -58,3 +58,30 @@ def test_a_translation_before_the_first_words_is_saved_with_them_and_tentative_n
         assert (turn.text, turn.translation) == ("Guten", "Good")
     finally:
         writer.close()
+
+
+def test_a_turn_decoded_whole_replaces_its_streamed_words_on_screen_and_in_the_history(tmp_path):
+    """The completed transcript of a turn heard whole (docs/design/streaming.md) differs from
+    the deltas: the caption and the saved row take its text and its words' probabilities."""
+    writer = StoreWriter(tmp_path / "h.sqlite3")
+    try:
+        rec = TranscriptRecorder("rec_1", writer)
+        streamed = probs(("He", 0.9), (" was", 0.8), (" not", 0.7), (" an", 0.4), (" ill", 0.3))
+        rec.handle(TranscriptionDelta("a", "He was not an ill", streamed))
+        rec.handle(InputAudioBufferCommitted("a", None))
+        whole = probs(
+            ("He", 0.95), (" was", 0.9), (" not", 0.9), (" an", 0.8), (" ill-disposed.", 0.6)
+        )
+        (turn,) = rec.handle(
+            TranscriptionCompleted("a", "He was not an ill-disposed.", 3.0, logprobs=whole)
+        )
+        assert turn.final and turn.committed == "He was not an ill-disposed."
+        assert turn.probabilities == (0.95, 0.9, 0.9, 0.8, 0.6)
+        assert rec.committed_text == "He was not an ill-disposed."
+        assert writer.flush()
+        with TranscriptStore(writer.path) as store:
+            (row,) = store.turns(store.sessions()[0].id)
+        assert (row.text, row.completed) == ("He was not an ill-disposed.", True)
+        assert row.probabilities == (0.95, 0.9, 0.9, 0.8, 0.6)
+    finally:
+        writer.close()

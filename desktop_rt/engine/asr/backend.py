@@ -38,12 +38,15 @@ class BackendTraits:
       output and returns only the words after it.
     - ``can_translate``: ``transcribe(task="translate")`` writes the speech in English
       (Whisper's translate task); a backend without it is never given that task.
+    - ``window_seconds``: the most audio one ``transcribe`` call hears as one window (Whisper:
+      30 s); a turn that fits is decoded whole when it ends (``None``: turns are not).
     """
 
     min_update_seconds: float = 0.0
     update_grid_seconds: float | None = None
     forces_prefix: bool = False
     can_translate: bool = False
+    window_seconds: float | None = None
 
 
 @runtime_checkable

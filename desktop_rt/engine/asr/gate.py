@@ -26,12 +26,15 @@ class SegmentGate:
         self.last_speech_end = 0.0
         """Where the latest speech frame ended."""
 
-    def feed(self, samples: np.ndarray) -> None:
-        for start, prob in self._vad.process(samples):
+    def feed(self, samples: np.ndarray) -> list[tuple[float, float]]:
+        """Score the frames ``samples`` complete; returns them as ``(start, probability)``."""
+        frames = self._vad.process(samples)
+        for start, prob in frames:
             if prob >= self._config.vad_threshold:
                 if self.speech_start is None:
                     self.speech_start = start
                 self.last_speech_end = start + FRAME_SECONDS
+        return frames
 
     def close(self) -> None:
         """End the segment: the next speech frame opens a new one."""

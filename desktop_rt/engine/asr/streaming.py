@@ -23,6 +23,7 @@ from desktop_rt.engine.asr.runaway import drop_after, drop_runaway
 from desktop_rt.engine.asr.schedule import PassSchedule
 from desktop_rt.engine.asr.spelling import normalize_word
 from desktop_rt.engine.asr.streaming_config import StreamingConfig
+from desktop_rt.engine.asr.turn_decode import EndedTurn, TurnAudio, decode_turn
 from desktop_rt.engine.asr.window import AudioWindow
 from desktop_rt.engine.audio.vad import SpeechProbability
 
@@ -44,8 +45,9 @@ class StreamingTranscriber:
     """Turns a chunked audio stream into committed and tentative words.
 
     Call order: any number of ``insert_audio`` / ``process`` pairs, then ``finish`` to commit
-    what is held back. After ``finish`` (or ``clear``) the transcriber takes new audio again;
-    the stream clock keeps running, so word times stay in stream seconds.
+    what is held back (then, optionally, ``decode_turn``: the turn heard whole). After
+    ``finish`` (or ``clear``) the transcriber takes new audio again; the stream clock keeps
+    running, so word times stay in stream seconds.
     """
 
     def __init__(
@@ -71,6 +73,11 @@ class StreamingTranscriber:
         self._language = LanguageTracker(config.language, config.min_agree_seconds)
         self._gate = SegmentGate(config, speech_probability) if config.vad else None
         self._user_prompt = config.prompt
+        whole = traits.window_seconds if config.turn_decode else None
+        self._turn = TurnAudio(whole, gated=config.vad) if whole else None
+        self._ended: EndedTurn | None = None  # the turn the last finish() ended, to decode
+        self.turn_decodes = 0
+        """Turns decoded whole (``decode_turn`` calls that ran the model)."""
         self.inferences = 0
         """Passes run over the window (backend calls)."""
         self.rehearings = 0
@@ -99,9 +106,18 @@ class StreamingTranscriber:
         samples = np.asarray(samples, dtype=np.float32).reshape(-1)
         if samples.size == 0:
             return
+        turn = self._turn
+        if turn is not None:
+            if not turn.started:
+                turn.begin(self.audio_seconds)
+            turn.append(samples)
         self._window.append(samples)
         if self._gate is not None:
-            self._gate.feed(samples)
+            frames = self._gate.feed(samples)
+            if turn is not None:
+                turn.scored(frames)
+                if self._gate.speech_start is not None:
+                    turn.heard_speech()
 
     def process(self) -> StreamUpdate:
         """Re-transcribe the window if enough new audio arrived; commit what two passes agree on."""
@@ -112,12 +128,40 @@ class StreamingTranscriber:
         return self._update() if self._pass_due() else self._idle()
 
     def finish(self) -> StreamUpdate:
-        """Commit everything still held back and empty the window."""
-        return self._finalize(until=None)
+        """Commit everything still held back and empty the window; the turn ends."""
+        update = self._finalize(until=None)
+        if self._turn is not None:
+            self._ended = self._turn.end()
+        return update
 
     def clear(self) -> None:
         """Forget buffered audio and tentative words without committing them."""
         self._reset_window()
+        if self._turn is not None:
+            self._turn.drop()
+        self._ended = None
+
+    @property
+    def turn_to_decode(self) -> bool:
+        """Whether the turn the last ``finish`` ended is to be decoded whole (``decode_turn``)."""
+        return self._ended is not None
+
+    def decode_turn(self) -> tuple[Word, ...] | None:
+        """The turn the last ``finish`` ended (the audio since the ``finish`` or ``clear``
+        before), recognised whole as offline recognition does a file (:mod:`.turn_decode`):
+        its words in stream time, the turn's completed transcript. ``None`` when it is not:
+        ``turn_decode`` off, a backend that declares no window, a turn longer than that window
+        or, with the speech gate, holding no speech. Runs the model (on the inference thread)."""
+        turn, self._ended = self._ended, None
+        if turn is None:
+            return None
+        self.turn_decodes += 1
+        language = self._language.for_pass(turn.seconds)
+        threshold = self.config.vad_threshold
+        words = decode_turn(
+            self.backend, turn, prompt=self._user_prompt, language=language, threshold=threshold
+        )
+        return tuple(words)
 
     # -- state read by tests/engine/asr/test_streaming.py and bench/bench_llama.py -----------
     @property

@@ -46,3 +46,6 @@ class StreamingConfig:
     """At an onset, the newest hypothesis's floor (``None``: ``onset_min_probability``)."""
     pause_hint_seconds: float | None = 0.25
     """Silence after which a regular pass waits for the closing pass instead (``None``: never)."""
+    turn_decode: bool = True
+    """When a turn ends (``finish``), decode it whole once if it fits the backend's window;
+    those words are the turn's completed transcript (see ``StreamingTranscriber.decode_turn``)."""

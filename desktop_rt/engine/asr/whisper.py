@@ -124,9 +124,12 @@ class WhisperBackend:
     @property
     def traits(self) -> BackendTraits:
         """Whisper is streamed at the engine's own pace, with no grid and no forced prefix;
-        multilingual models translate to English."""
+        multilingual models translate to English; a turn of up to 30 s is decoded whole."""
         model = self._model
-        return BackendTraits(can_translate=model is not None and model.model.is_multilingual)
+        return BackendTraits(
+            can_translate=model is not None and model.model.is_multilingual,
+            window_seconds=_WINDOW_SECONDS,
+        )
 
     def transcribe(
         self,

@@ -304,7 +304,7 @@ class InferenceWorker:
     ) -> None:
         clock = self._clock
         start, cpu = clock.now(), clock.thread_time()
-        results = run_turn(stream, transcriber, commands)
+        results = run_turn(stream, transcriber, commands, lambda r: self._deliver(stream, r))
         wall = clock.now() - start
         if wall >= _NO_PASS_SECONDS:
             audio = sum(len(c.samples) for c in commands if isinstance(c, AudioChunk))

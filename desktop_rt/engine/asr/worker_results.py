@@ -35,6 +35,13 @@ class Transcriber(Protocol):
 
     def clear(self) -> None: ...
 
+    @property
+    def turn_to_decode(self) -> bool:
+        """Whether the turn ``finish`` just ended is to be decoded whole."""
+
+    def decode_turn(self) -> tuple[Word, ...] | None:
+        """That turn decoded whole (its completed transcript); ``None``: not decoded."""
+
     def set_language(self, language: str | None) -> None: ...
 
     def set_prompt(self, prompt: str | None) -> None: ...
@@ -54,10 +61,12 @@ class WordsResult:
 
 @dataclass(frozen=True, slots=True)
 class FlushedResult:
-    """The answer to a ``Flush``: every word still held back, now committed."""
+    """The answer to a ``Flush``: every word still held back, now committed; ``final``: the
+    item decoded whole (its completed transcript), ``None`` when it was not."""
 
     item_id: str
     committed: tuple[Word, ...]
+    final: tuple[Word, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,17 +2,20 @@
 
 A turn applies a stream's commands (audio, clears, configuration, at most one flush, always
 last) to its transcriber, then runs one inference: the flush's ``finish()``, or ``process()``
-when audio arrived. Every Flush is answered, with no words if the inference failed; a failure
-drops the stream's buffered audio and the stream goes on. Runs on the worker thread.
+when audio arrived. A flush whose item is to be decoded whole hands over its last committed
+words first, then decodes the item (``decode_turn()``) and answers with those words as its
+``final``; a decode that fails leaves the committed words standing. Every Flush is answered,
+with no words if the inference failed; a failure drops the stream's buffered audio and the
+stream goes on. Runs on the worker thread.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from desktop_rt.core_types import SAMPLE_RATE
+from desktop_rt.core_types import SAMPLE_RATE, Word
 from desktop_rt.engine.asr.worker_results import (
     ConsumedResult,
     FailedResult,
@@ -39,19 +42,29 @@ class _Turn:
 
 
 def run_turn(
-    stream: WorkerStream, transcriber: Transcriber, commands: Sequence[Command]
+    stream: WorkerStream,
+    transcriber: Transcriber,
+    commands: Sequence[Command],
+    early: Callable[[WorkerResult], None] | None = None,
 ) -> list[WorkerResult]:
-    """Run one turn of ``stream``; returns the results to deliver, in order."""
+    """Run one turn of ``stream``; returns the results to deliver, in order. Before decoding
+    an item whole, the results so far go to ``early`` instead (when given), so a flush's last
+    words do not wait for that decode."""
     results: list[WorkerResult] = []
     turn = _Turn()
+
+    def hand_over() -> None:
+        if early is not None:
+            for result in results:
+                early(result)
+            results.clear()
+
     try:
         _feed(stream, transcriber, commands, turn)
         if turn.inserted:
             results.append(ConsumedResult(turn.inserted / SAMPLE_RATE))
             turn.inserted = 0
-        result = _infer(stream, transcriber, turn)
-        if result is not None:
-            results.append(result)
+        _infer(stream, transcriber, turn, results, hand_over)
     except Exception as exc:
         log.exception("%s: inference failed", stream.name)
         results += _recover(stream, transcriber, turn, exc)
@@ -82,21 +95,45 @@ def _feed(
             log.warning("%s: unknown command %r ignored", stream.name, command)
 
 
-def _infer(stream: WorkerStream, transcriber: Transcriber, turn: _Turn) -> WorkerResult | None:
-    """The turn's one inference: the flush's ``finish()``, or ``process()`` after audio."""
+def _infer(
+    stream: WorkerStream,
+    transcriber: Transcriber,
+    turn: _Turn,
+    results: list[WorkerResult],
+    hand_over: Callable[[], None],
+) -> None:
+    """The turn's one inference, its results added to ``results``: the flush's ``finish()``
+    (then the item decoded whole, after ``hand_over``), or ``process()`` after audio."""
     if turn.flush is not None:
         stream.passes += 1
-        update = transcriber.finish()
+        item_id = turn.flush.item_id
+        committed = tuple(transcriber.finish().committed)
         stream._tentative = ()
-        return FlushedResult(turn.flush.item_id, tuple(update.committed))
+        if not transcriber.turn_to_decode:
+            results.append(FlushedResult(item_id, committed))
+            return
+        if committed:
+            results.append(WordsResult(item_id, committed, ()))
+        hand_over()
+        results.append(FlushedResult(item_id, (), _decoded(stream, transcriber)))
+        return
     if turn.had_audio:  # one pass over the new audio
         stream.passes += 1
         update = transcriber.process()
         committed, tentative = tuple(update.committed), tuple(update.tentative)
         if committed or tentative != stream._tentative:
             stream._tentative = tentative
-            return WordsResult(stream._item_id or "", committed, tentative)
-    return None
+            results.append(WordsResult(stream._item_id or "", committed, tentative))
+
+
+def _decoded(stream: WorkerStream, transcriber: Transcriber) -> tuple[Word, ...] | None:
+    """The item the flush ended, decoded whole; ``None`` (its streamed words stand) if the
+    decode failed."""
+    try:
+        return transcriber.decode_turn()
+    except Exception:
+        log.exception("%s: decoding the turn whole failed; its streamed words stand", stream.name)
+        return None
 
 
 def _recover(

@@ -247,7 +247,8 @@ class TranscriptionTentative(ServerEvent):
 
 @dataclass(frozen=True)
 class TranscriptionCompleted(ServerEvent):
-    """``transcript`` is the item's deltas joined; ``audio_seconds`` is its audio (usage).
+    """``transcript`` is the item's deltas joined, or its whole decode when the recognizer
+    heard the item whole once it ended (authoritative); ``audio_seconds``: its audio (usage).
 
     ``language``: the item's language when known (sent as ``languages``); ``logprobs``: every
     word's, when the session includes them.

@@ -58,7 +58,7 @@ from desktop_rt.engine.protocol.limits import (
 )
 from desktop_rt.engine.protocol.parsing import parse_client_event
 from desktop_rt.engine.protocol.session_config import SessionConfig, SessionPatch
-from desktop_rt.engine.protocol.turns import ItemLedger
+from desktop_rt.engine.protocol.turns import ItemLedger, Whole, Words
 from desktop_rt.errors import DesktopRtError
 
 __all__ = ["SessionStateError", "SessionLimits", "SessionState", "RealtimeSession"]
@@ -193,11 +193,11 @@ class RealtimeSession:
         self._events += self._items.words(item_id, committed, shown, language, logprobs)
 
     def recognizer_flushed(
-        self, item_id: str, committed: Sequence[Word], language: str | None = None
+        self, item_id: str, committed: Words, language: str | None = None, final: Whole = None
     ) -> None:
-        """The answer to ``Flush(item_id)``: the item's last words; it completes."""
-        language = language or self.config.language
-        self._events += self._items.flushed(item_id, committed, language, self.config.logprobs)
+        """The answer to ``Flush(item_id)``; it completes (``final``: decoded whole, its text)."""
+        language, logprobs = language or self.config.language, self.config.logprobs
+        self._events += self._items.flushed(item_id, committed, language, logprobs, final)
 
     def recognizer_failed(self, message: str) -> None:
         """Report a recognizer error; the item being transcribed ends as ``failed``. The

@@ -4,9 +4,12 @@ Call order: audio goes to ``open``; :meth:`ItemLedger.commit` moves it to the co
 (answer: ``input_audio_buffer.committed`` and a :class:`Flush`) and opens the next;
 :meth:`ItemLedger.complete` takes a committed item back once the worker answered its flush;
 :meth:`ItemLedger.clear` drops the open item. Invariants: ``committed`` events chain by
-``previous_item_id``; an item's deltas, joined, are its transcript (and its ``logprobs``
-entries, joined, are its deltas); a cleared or completed item is never found again, so late
-results for it are ignored. An item the recognizer failed on ends as ``failed``.
+``previous_item_id``; an item's transcript is its deltas joined, unless the recognizer decoded
+the item whole: then its transcript is that decode's text (deltas already sent stay sent; a
+decode that heard nothing leaves the deltas' text); an item's ``logprobs`` entries, joined, are
+its deltas (and, in ``completed``, its transcript); a cleared or completed item is never found
+again, so late results for it are ignored. An item the recognizer failed on ends as
+``failed``.
 """
 
 from __future__ import annotations
@@ -28,7 +31,11 @@ from desktop_rt.engine.protocol.events import (
     new_id,
 )
 
-__all__ = ["Item", "ItemLedger"]
+__all__ = ["Item", "ItemLedger", "Whole", "Words"]
+
+Words = Sequence[Word]
+Whole = Sequence[Word] | None
+"""An item decoded whole once it ended (its ``completed`` transcript); ``None``: it was not."""
 
 
 @dataclass
@@ -85,15 +92,24 @@ class Item:
         self.tentative = text
         return changed
 
-    def completed(self, logprobs: bool = False) -> TranscriptionCompleted:
-        """Its last event: ``completed``, or ``failed`` if the recognizer failed on it."""
+    def completed(
+        self, logprobs: bool = False, final: Sequence[Word] | None = None
+    ) -> TranscriptionCompleted:
+        """Its last event: ``completed``, or ``failed`` if the recognizer failed on it.
+        ``final``: the item decoded whole, its transcript instead of the deltas' text (unless
+        it holds no text)."""
         seconds = self.samples / SAMPLE_RATE
-        entries = tuple(self.logprobs) if logprobs else None
+        text, tokens = self.text, self.logprobs
+        if final is not None:
+            whole = Item(self.id)
+            if whole.add_words(final).strip():
+                text, tokens = whole.text, whole.logprobs
+        entries = tuple(tokens) if logprobs else None
         if self.failure is not None:
             return TranscriptionFailed(
-                self.id, self.text, seconds, self.language, entries, message=self.failure
+                self.id, text, seconds, self.language, entries, message=self.failure
             )
-        return TranscriptionCompleted(self.id, self.text, seconds, self.language, entries)
+        return TranscriptionCompleted(self.id, text, seconds, self.language, entries)
 
 
 class ItemLedger:
@@ -143,14 +159,20 @@ class ItemLedger:
         return events
 
     def flushed(
-        self, item_id: str, committed: Sequence[Word], language: str | None, logprobs: bool
+        self,
+        item_id: str,
+        committed: Sequence[Word],
+        language: str | None,
+        logprobs: bool,
+        final: Sequence[Word] | None = None,
     ) -> list[ServerEvent]:
-        """The answer to a committed item's flush: its last delta, then its end."""
+        """The answer to a committed item's flush: its last delta, then its end (with
+        ``final``, the item decoded whole, as its transcript)."""
         item = self.complete(item_id)
         if item is None:
             return []
         item.language = language or item.language
-        return [*item.delta(committed, logprobs), item.completed(logprobs)]
+        return [*item.delta(committed, logprobs), item.completed(logprobs, final)]
 
     def commit(self, final: bool) -> tuple[InputAudioBufferCommitted, Flush]:
         """Commit the open item and open the next one."""

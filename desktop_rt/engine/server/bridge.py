@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import json
 import weakref
@@ -141,7 +142,7 @@ class SessionBridge:
         if isinstance(result, WordsResult):
             session.recognizer_words(result.item_id, result.committed, result.tentative)
         elif isinstance(result, FlushedResult):
-            session.recognizer_flushed(result.item_id, result.committed)
+            session.recognizer_flushed(result.item_id, result.committed, final=result.final)
         elif isinstance(result, ConsumedResult):
             session.audio_consumed(result.seconds)
         elif isinstance(result, FailedResult):
@@ -213,7 +214,8 @@ def english_translator(runtime: object) -> TranscriberFactory | None:
     backend = runtime.backend
     if backend is None or not backend.traits.can_translate:
         return None
-    english, config = EnglishTranslation(backend), runtime.streaming
+    english = EnglishTranslation(backend)
+    config = dataclasses.replace(runtime.streaming, turn_decode=False)  # its deltas are its text
     return lambda: StreamingTranscriber(english, config)
 
 

@@ -65,6 +65,13 @@ class _CallTranscriber:
     def clear(self) -> None:
         pass
 
+    @property
+    def turn_to_decode(self) -> bool:
+        return False  # a REST call is a window of its own, heard whole already
+
+    def decode_turn(self) -> tuple[Word, ...] | None:
+        return None
+
     def set_language(self, language: str | None) -> None:
         pass
 

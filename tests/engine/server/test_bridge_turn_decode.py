@@ -1,0 +1,52 @@
+"""A turn decoded whole, over real websockets on loopback with the real model (bridge.py).
+
+A 10 s push-to-talk hold is one item: its deltas stream as the words are agreed on, and its
+``completed`` transcript is the item heard whole once the commit ended it, which must read as
+offline recognition of the same audio does (issue 17: within 2 WER points of offline).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from desktop_rt.engine.asr.file_transcriber import FileTranscriber
+from desktop_rt.engine.server.server import RealtimeServer, ServerConfig
+from tests.support.clips import read_clip, reference_text
+from tests.support.rt_client import COMPLETED, DELTA, check_item_order, open_client, wer
+
+LOGPROBS = "item.input_audio_transcription.logprobs"
+HOLD_PAD = np.zeros(4800, dtype=np.float32)  # 0.3 s held before and after the speech
+
+
+@pytest.fixture(scope="module")
+def server(whisper_backend):
+    with RealtimeServer(ServerConfig(port=0), whisper_backend) as srv:
+        yield srv
+
+
+@pytest.mark.parametrize("name", ["beckett", "ss-0870"])
+async def test_a_push_to_talk_turn_completes_as_offline_recognition_reads(
+    server, whisper_backend, name
+):
+    audio = np.concatenate([HOLD_PAD, read_clip(name), HOLD_PAD])
+    offline = FileTranscriber(whisper_backend).transcribe([audio]).text  # the same audio
+    client = await open_client(server.url)
+    heard = {"format": {"type": "audio/pcm", "rate": 24_000}, "transcription": {"language": "en"}}
+    session = {"type": "transcription", "include": [LOGPROBS], "audio": {"input": heard}}
+    await client.send({"type": "session.update", "session": session})
+    await client.until("session.updated")
+    await client.append_clip(audio)
+    await client.send({"type": "input_audio_buffer.commit"})  # the key is released
+    completed = await client.until(COMPLETED)
+    await client.send({"type": "input_audio_buffer.commit", "final": True})
+    await client.drain_to_close()
+    check_item_order(client.events)
+    assert len(client.of_type(COMPLETED)) == 1  # one hold, one turn
+    reference = reference_text(name)
+    transcript = completed["transcript"]
+    assert wer(reference, transcript) <= wer(reference, offline) + 0.02, (transcript, offline)
+    assert "".join(lp["token"] for lp in completed["logprobs"]) == transcript
+    streamed = "".join(e["delta"] for e in client.of_type(DELTA))
+    assert wer(reference, streamed) < 0.35, streamed  # the deltas came as they were agreed on
+    assert not client.of_type("error")
