@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_dictation.py            # the six eval clips, once each
     .venv/bin/python bench/bench_dictation.py --clips 3  # a shorter run
+    .venv/bin/python bench/bench_dictation.py --at-turn-end  # type each turn when it ends
 
 In this process: the real window, controller, embedded server and model (offscreen Qt), push-to-
 talk, dictation on Ctrl+Alt+Space (hold), and a FileAudioSource playing the eval clips at 1x with
@@ -70,7 +71,7 @@ def field_times(path: Path) -> list[tuple[float, int]]:
     return rows
 
 
-def run(clip_names: list[str], tmp: Path) -> dict:
+def run(clip_names: list[str], tmp: Path, at_turn_end: bool = False) -> dict:
     import numpy as np
     from PySide6.QtWidgets import QApplication
 
@@ -96,7 +97,7 @@ def run(clip_names: list[str], tmp: Path) -> dict:
     settings = Settings().with_group(
         server=ServerSettings(port=0),
         audio=AudioSettings(mode=PUSH_TO_TALK),
-        dictation=DictationSettings(enabled=True),
+        dictation=DictationSettings(enabled=True, at_turn_end=at_turn_end),
     )
     with x_desktop(tmp) as display:
         os.environ.update(DISPLAY=display, XDG_SESSION_TYPE="x11")
@@ -160,6 +161,7 @@ def run(clip_names: list[str], tmp: Path) -> dict:
     reference = " ".join((C.DATA / f"{n}.txt").read_text().strip() for n in clip_names)
     return {
         "clips": clip_names,
+        "at_turn_end": at_turn_end,
         "latencies_s": [round(x, 3) for x in latencies],
         "median_s": round(statistics.median(latencies), 3),
         "max_s": round(max(latencies), 3),
@@ -180,7 +182,8 @@ def run(clip_names: list[str], tmp: Path) -> dict:
 def render(result: dict) -> str:
     m = result["machine"]
     lines = [
-        f"# Dictation: key release to last word typed ({result['date']})",
+        f"# Dictation: key release to last word typed ({result['date']})"
+        + (", each turn typed when it ends" if result.get("at_turn_end") else ""),
         "",
         f"Machine: {m['cpu_model']}, {m['usable_cores']} usable cores, "
         f"other processes used {result['other_load_cores']} cores meanwhile, "
@@ -217,17 +220,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clips", type=int, default=len(CLIPS), help="how many eval clips")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    parser.add_argument("--at-turn-end", action="store_true", help="type each turn when it ends")
     args = parser.parse_args()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     with tempfile.TemporaryDirectory(prefix="bench-dictation-") as tmp:
         os.environ["DESKTOP_RT_DATA_DIR"] = str(Path(tmp) / "data")
         os.environ["DESKTOP_RT_CONFIG_DIR"] = str(Path(tmp) / "config")
-        result = run(CLIPS[: max(1, args.clips)], Path(tmp))
+        result = run(CLIPS[: max(1, args.clips)], Path(tmp), args.at_turn_end)
     report = render(result)
     print(report)
     args.out.mkdir(parents=True, exist_ok=True)
-    stem = args.out / f"dictation-{dt.date.today().isoformat()}"
+    suffix = "-turn-end" if args.at_turn_end else ""
+    stem = args.out / f"dictation-{dt.date.today().isoformat()}{suffix}"
     stem.with_suffix(".md").write_text(report)
     stem.with_suffix(".json").write_text(json.dumps(result, indent=2))
 

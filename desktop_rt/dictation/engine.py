@@ -11,12 +11,14 @@ thread), :meth:`~DictationEngine.caption` for every caption update of the live s
 by the typer :func:`~desktop_rt.dictation.typer_choice.choose_typer` picks (``settings.typing``:
 key presses, or the clipboard). What starts and stops dictation is the trigger
 :func:`~desktop_rt.dictation.trigger_choice.choose_trigger` picks: the X11 shortcut, or on
-Wayland the ``desktop-rt dictate`` command the user binds in the compositor.
+Wayland the ``desktop-rt dictate`` command the user binds in the compositor, or on Windows and
+macOS pynput's (``platform``: ``sys.platform`` unless given).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping
 
 from desktop_rt.dictation.errors import DictationError
@@ -45,12 +47,14 @@ class DictationEngine:
         on_action: Callable[[Action], None],
         on_error: Callable[[str], None],
         env: Mapping[str, str] | None = None,
+        platform: str = sys.platform,
     ):
         self.settings = settings
         self._on_action = on_action
         self._on_error = on_error
         self._env = os.environ if env is None else env
-        self.queue = TypingQueue()
+        self._platform = platform
+        self.queue = TypingQueue(settings.at_turn_end)
         self._typed: list[str] = []
         self._stoppers: list[Callable[[], None]] = []
         self._type: Callable[[str], None] = lambda text: None
@@ -68,12 +72,14 @@ class DictationEngine:
 
     def start(self) -> None:
         """Start the trigger and connect the typer; raises DictationError."""
-        reason = unavailable_reason(self._env)
+        reason = unavailable_reason(self._env, self._platform)
         if reason is not None:
             raise DictationError(reason)
         gesture = HotkeyGesture(self.settings.trigger, REPEAT_GRACE_SECONDS)
-        trigger = choose_trigger(self.settings, self._env, gesture, self._report_action)
-        typer = choose_typer(self.settings.typing, self._env, self._report_error)
+        trigger = choose_trigger(
+            self.settings, self._env, gesture, self._report_action, self._platform
+        )
+        typer = choose_typer(self.settings.typing, self._env, self._report_error, self._platform)
         typer.start()
         try:
             trigger.start()

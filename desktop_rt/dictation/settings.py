@@ -40,3 +40,6 @@ class DictationSettings:
     typing: TypingMode = TYPE
     """"type": key presses (XTest); "paste": through the clipboard and Ctrl+V, for apps where
     typing is slow or drops characters; the user's clipboard is put back (X11 only)."""
+    at_turn_end: bool = False
+    """Type each dictated turn once, when it ends: its completed text (the turn heard whole,
+    as accurate as offline recognition), instead of its words as they are committed."""

@@ -6,12 +6,16 @@
 raises :class:`~desktop_rt.dictation.errors.DictationError` here, before anything is grabbed);
 a Wayland session, where no app may read a key another has focus for, gets
 :class:`~desktop_rt.dictation.command_trigger.CommandTrigger`, driven by the
-``desktop-rt dictate`` command the user binds in the compositor. Both feed ``gesture`` and
-report to ``on_action`` on a thread of their own; nothing is started here.
+``desktop-rt dictate`` command the user binds in the compositor. On Windows and macOS
+(``platform``, ``sys.platform`` unless given) pynput's key listener follows the shortcut
+(:class:`~desktop_rt.dictation.pynput_hotkey.PynputHotkey`; macOS asks for the Accessibility
+and Input Monitoring permissions). All feed ``gesture`` and report to ``on_action`` on a thread
+of their own; nothing is started here.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
@@ -57,12 +61,43 @@ def _command_trigger(
     return CommandTrigger(gesture, on_action, env)
 
 
+def _windows_hotkey(
+    settings: DictationSettings,
+    env: Mapping[str, str],
+    gesture: HotkeyGesture,
+    on_action: ActionCallback,
+) -> DictationTrigger:
+    from desktop_rt.dictation.pynput_hotkey import PynputHotkey
+    from desktop_rt.dictation.shortcut import parse_shortcut
+
+    return PynputHotkey(parse_shortcut(settings.shortcut), gesture, on_action)
+
+
+def _macos_hotkey(
+    settings: DictationSettings,
+    env: Mapping[str, str],
+    gesture: HotkeyGesture,
+    on_action: ActionCallback,
+) -> DictationTrigger:
+    from desktop_rt.dictation.pynput_hotkey import PynputHotkey
+    from desktop_rt.dictation.pynput_listener import MACOS_PERMISSION
+    from desktop_rt.dictation.shortcut import parse_shortcut
+
+    shortcut = parse_shortcut(settings.shortcut)
+    return PynputHotkey(shortcut, gesture, on_action, MACOS_PERMISSION)
+
+
 _MAKERS: dict[
     SessionKind,
     Callable[
         [DictationSettings, Mapping[str, str], HotkeyGesture, ActionCallback], DictationTrigger
     ],
-] = {"x11": _x11_hotkey, "wayland": _command_trigger}
+] = {
+    "x11": _x11_hotkey,
+    "wayland": _command_trigger,
+    "windows": _windows_hotkey,
+    "macos": _macos_hotkey,
+}
 
 
 def choose_trigger(
@@ -70,9 +105,10 @@ def choose_trigger(
     env: Mapping[str, str],
     gesture: HotkeyGesture,
     on_action: ActionCallback,
+    platform: str = sys.platform,
 ) -> DictationTrigger:
     """The trigger for this session (see the module docstring)."""
-    kind = session_kind(env)
+    kind = session_kind(env, platform)
     if kind is None:
         raise DictationError("Dictation cannot start: this session has no X or Wayland display.")
     return _MAKERS[kind](settings, env, gesture, on_action)

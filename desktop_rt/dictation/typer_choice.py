@@ -6,14 +6,17 @@
 (``XDG_SESSION_TYPE=wayland``, or ``WAYLAND_DISPLAY`` without ``DISPLAY``) gets
 :func:`wayland_typer`: ``wtype`` or ``ydotool``, whichever is on ``PATH``, in the order that
 suits the desktop (``XDG_CURRENT_DESKTOP``: GNOME and KDE offer no virtual keyboard to wtype, so
-ydotool comes first there). Paste mode is X11's; on Wayland the words are typed. Nothing is
-started: the caller calls the typer's ``start``.
+ydotool comes first there). On Windows and macOS (``platform``, ``sys.platform`` unless given)
+the words are typed through pynput (:class:`~desktop_rt.dictation.pynput_typer.PynputTyper`;
+macOS asks for the Accessibility permission). Paste mode is X11's; elsewhere the words are
+typed. Nothing is started: the caller calls the typer's ``start``.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Callable, Mapping
 from typing import Literal
 
@@ -24,13 +27,17 @@ from desktop_rt.dictation.wayland_typer import CommandTyper, WtypeTyper, Ydotool
 
 __all__ = ["SessionKind", "session_kind", "wayland_order", "wayland_typer", "choose_typer"]
 
-SessionKind = Literal["x11", "wayland"]
+SessionKind = Literal["x11", "wayland", "windows", "macos"]
 ErrorCallback = Callable[[str], None]
 _NO_VIRTUAL_KEYBOARD = ("gnome", "kde", "unity", "cinnamon", "budgie")
+_DESKTOPS: dict[str, SessionKind] = {"win32": "windows", "darwin": "macos"}
 
 
-def session_kind(env: Mapping[str, str]) -> SessionKind | None:
-    """ "wayland", "x11" or None (no display at all)."""
+def session_kind(env: Mapping[str, str], platform: str = sys.platform) -> SessionKind | None:
+    """ "windows" or "macos" by ``platform``; else "wayland", "x11" or None (no display)."""
+    desktop = _DESKTOPS.get(platform)
+    if desktop is not None:
+        return desktop
     if env.get("XDG_SESSION_TYPE") == "wayland" or (
         env.get("WAYLAND_DISPLAY") and not env.get("DISPLAY")
     ):
@@ -62,7 +69,7 @@ def wayland_typer(env: Mapping[str, str], on_error: ErrorCallback) -> CommandTyp
     )
 
 
-def _x11_typer(typing: TypingMode, display_name: str | None, on_error: ErrorCallback) -> Typer:
+def _x11_typer(typing: TypingMode, env: Mapping[str, str], on_error: ErrorCallback) -> Typer:
     from desktop_rt.dictation.x11_paster import X11Paster
     from desktop_rt.dictation.x11_typer import X11Typer
 
@@ -70,14 +77,42 @@ def _x11_typer(typing: TypingMode, display_name: str | None, on_error: ErrorCall
         "type": X11Typer,
         "paste": X11Paster,
     }
-    return makers[typing](display_name, on_error)
+    return makers[typing](env.get("DISPLAY"), on_error)
 
 
-def choose_typer(typing: TypingMode, env: Mapping[str, str], on_error: ErrorCallback) -> Typer:
+def _wayland_typer(typing: TypingMode, env: Mapping[str, str], on_error: ErrorCallback) -> Typer:
+    return wayland_typer(env, on_error)
+
+
+def _windows_typer(typing: TypingMode, env: Mapping[str, str], on_error: ErrorCallback) -> Typer:
+    from desktop_rt.dictation.pynput_typer import PynputTyper
+
+    return PynputTyper(on_error)
+
+
+def _macos_typer(typing: TypingMode, env: Mapping[str, str], on_error: ErrorCallback) -> Typer:
+    from desktop_rt.dictation.pynput_listener import MACOS_PERMISSION
+    from desktop_rt.dictation.pynput_typer import PynputTyper
+
+    return PynputTyper(on_error, MACOS_PERMISSION)
+
+
+_MAKERS: dict[SessionKind, Callable[[TypingMode, Mapping[str, str], ErrorCallback], Typer]] = {
+    "x11": _x11_typer,
+    "wayland": _wayland_typer,
+    "windows": _windows_typer,
+    "macos": _macos_typer,
+}
+
+
+def choose_typer(
+    typing: TypingMode,
+    env: Mapping[str, str],
+    on_error: ErrorCallback,
+    platform: str = sys.platform,
+) -> Typer:
     """The typer for this session and ``typing`` (see the module docstring)."""
-    kind = session_kind(env)
-    if kind == "wayland":
-        return wayland_typer(env, on_error)
+    kind = session_kind(env, platform)
     if kind is None:
         raise DictationError("Dictation cannot type: this session has no X or Wayland display.")
-    return _x11_typer(typing, env.get("DISPLAY"), on_error)
+    return _MAKERS[kind](typing, env, on_error)

@@ -10,8 +10,10 @@ appear only when it is committed). Turns that appeared outside a claim are never
 
 The invariant: text is typed once and never retracted. A turn's committed text only grows;
 what is typed is what it grew by since the last update. Should an update not extend what was
-typed (cleaning changed an earlier word), only the words beyond those already typed are typed.
-The first text of a turn gets a leading space when something was typed before it. No I/O.
+typed (cleaning changed an earlier word, or the completed text of a turn heard whole differs),
+only the words beyond those already typed are typed. With ``at_turn_end`` a turn is typed
+only once final, its completed text whole (the preview shows its words meanwhile). The first
+text of a turn gets a leading space when something was typed before it. No I/O.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ class _Claimed:
 class TypingQueue:
     """See the module docstring. Not thread-safe: call it from one thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, at_turn_end: bool = False) -> None:
+        self._at_turn_end = at_turn_end
         self._claiming = False
         self._released = False
         self._claimed: dict[str, _Claimed] = {}
@@ -73,6 +76,9 @@ class TypingQueue:
             return ""
         self._latest = turn.item_id
         claimed.tentative = turn.tentative.strip()
+        if self._at_turn_end and not (turn.final or turn.removed):  # typed when it ends
+            claimed.tentative = turn.text.strip()
+            return ""
         text = self._grown(claimed, turn.committed.lstrip())
         if turn.final or turn.removed:
             claimed.final = True

@@ -6,6 +6,8 @@ nothing): support is decided on what is installed, as on a user's machine.
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from desktop_rt.dictation.support import unavailable_reason
@@ -37,10 +39,22 @@ def test_a_wayland_session_without_one_is_told_what_to_install(tmp_path, desktop
     ("env", "platform", "says"),
     [
         ({}, "linux", "no X display"),
-        ({"DISPLAY": ":0"}, "win32", "not available on this system"),
-        ({"DISPLAY": ":0"}, "darwin", "not available on this system"),
+        ({"DISPLAY": ":0"}, "freebsd14", "not available on this system"),
+        ({"DISPLAY": ":0"}, "cygwin", "it works on Windows, macOS and in Linux"),
     ],
 )
 def test_elsewhere_it_says_why_not(env, platform, says):
     reason = unavailable_reason(env, platform)
     assert reason is not None and says in reason
+
+
+@pytest.mark.parametrize("platform", ["win32", "darwin"])
+def test_windows_and_macos_can_dictate_with_pynput_installed(platform):
+    assert unavailable_reason({}, platform) is None
+
+
+@pytest.mark.parametrize("platform", ["win32", "darwin"])
+def test_windows_and_macos_without_pynput_are_told_to_reinstall(platform, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynput", None)  # an install without it
+    reason = unavailable_reason({}, platform)
+    assert reason is not None and "needs the pynput package" in reason

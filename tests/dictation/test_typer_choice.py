@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from desktop_rt.dictation.errors import DictationError
+from desktop_rt.dictation.pynput_listener import MACOS_PERMISSION, NO_PERMISSION
+from desktop_rt.dictation.pynput_typer import PynputTyper
 from desktop_rt.dictation.typer_choice import choose_typer, session_kind, wayland_typer
 from desktop_rt.dictation.wayland_typer import WtypeTyper, YdotoolTyper
 from desktop_rt.dictation.x11_paster import X11Paster
@@ -90,3 +92,18 @@ def test_neither_installed_is_an_error_naming_what_to_install(tmp_path):
     assert "apt install wtype" in message and "/dev/uinput" in message
     with pytest.raises(DictationError, match="installed. Install ydotool"):
         wayland_typer(wayland_env(empty, "KDE"), print)
+
+
+@pytest.mark.parametrize(("platform", "kind"), [("win32", "windows"), ("darwin", "macos")])
+def test_windows_and_macos_are_their_own_kind_whatever_the_variables(platform, kind):
+    assert session_kind({}, platform) == kind
+    assert session_kind({"DISPLAY": ":0", "WAYLAND_DISPLAY": "w"}, platform) == kind  # XQuartz
+    assert session_kind({"DISPLAY": ":0"}, "linux") == "x11"
+
+
+@pytest.mark.parametrize("typing", ["type", "paste"])
+def test_windows_and_macos_type_through_pynput_in_either_mode(typing):
+    windows = choose_typer(typing, {}, print, "win32")
+    macos = choose_typer(typing, {"DISPLAY": ":0"}, print, "darwin")
+    assert isinstance(windows, PynputTyper) and isinstance(macos, PynputTyper)
+    assert windows.permission is NO_PERMISSION and macos.permission is MACOS_PERMISSION

@@ -107,3 +107,40 @@ def test_typed_text_is_every_turn_once_in_order(turns):
         if final:
             finals.append(final)
     assert "".join(pieces) == " ".join(finals)
+
+
+def test_at_turn_end_a_turn_is_typed_once_whole_when_final():
+    queue = TypingQueue(at_turn_end=True)
+    queue.begin()
+    assert queue.update(turn("a", "", "Ever")) == ""
+    assert queue.update(turn("a", "Ever tried", " ever")) == ""
+    assert queue.tentative == "Ever tried ever"  # the preview shows the turn's words meanwhile
+    queue.release()
+    assert queue.claiming
+    # the completed text, heard whole, differs from the streamed words: it alone is typed
+    assert queue.update(turn("a", "Ever tried. Ever failed.", final=True)) == (
+        "Ever tried. Ever failed."
+    )
+    assert not queue.claiming and queue.tentative == ""
+    assert queue.update(turn("a", "Ever tried. Ever failed.", final=True)) == ""  # once
+    queue.begin()
+    queue.release()
+    assert queue.update(turn("b", "No matter.", final=True)) == " No matter."
+
+
+def test_as_words_come_a_revised_final_text_types_only_words_past_those_typed():
+    queue = TypingQueue()
+    queue.begin()
+    assert queue.update(turn("a", "He was not an ill disposed")) == "He was not an ill disposed"
+    queue.release()
+    final = turn("a", "He was not an ill-disposed young man.", final=True)
+    assert queue.update(final) == " man."  # never retracted: only words past the count typed
+
+
+def test_at_turn_end_a_cleared_turn_ends_the_claim_untyped():
+    queue = TypingQueue(at_turn_end=True)
+    queue.begin()
+    assert queue.update(turn("a", "", "Um")) == ""
+    queue.release()
+    assert queue.update(turn("a", "", removed=True)) == ""
+    assert not queue.claiming

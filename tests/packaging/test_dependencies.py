@@ -17,6 +17,9 @@ import tomllib
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
+# A dependency of one of these platforms counts: the app imports some only there (pynput on
+# Windows and macOS, python-xlib on Linux; dictation chooses by sys.platform).
+PLATFORMS = ("linux", "win32", "darwin")
 
 
 def _imported_modules() -> dict[str, str]:
@@ -36,13 +39,17 @@ def _imported_modules() -> dict[str, str]:
 
 
 def _runtime_closure() -> set[str]:
-    """The runtime requirements' distribution names and, recursively, theirs (no extras)."""
+    """The runtime requirements' distribution names and, recursively, theirs (no extras), on
+    any of :data:`PLATFORMS`."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     pending = [Requirement(text) for text in project["dependencies"]]
     seen: set[str] = set()
     while pending:
         requirement = pending.pop()
-        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+        marker = requirement.marker
+        if marker is not None and not any(
+            marker.evaluate({"extra": "", "sys_platform": platform}) for platform in PLATFORMS
+        ):
             continue
         name = requirement.name.lower().replace("_", "-")
         if name in seen:

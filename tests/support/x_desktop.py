@@ -39,7 +39,7 @@ def x_output(args: list[str], display: str) -> str:
 GEOMETRY = (1032, 776)  # unusual on purpose: a server answering with it is ours
 
 
-def _start_xvfb(log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+def _start_xvfb(log_path: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
     """Xvfb on a random free display number, checked to be ours by its screen size.
 
     Not ``-displayfd``: it takes the lowest free number, and a low number may be served by an
@@ -53,7 +53,7 @@ def _start_xvfb(log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
         screen = f"{GEOMETRY[0]}x{GEOMETRY[1]}x24"
         with log_path.open("wb") as log:
             xvfb = subprocess.Popen(
-                ["Xvfb", name, "-screen", "0", screen, "-nolisten", "tcp"],
+                ["Xvfb", name, "-screen", "0", screen, "-nolisten", "tcp", *extra],
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
@@ -104,6 +104,17 @@ def x_desktop(logs: Path) -> Iterator[str]:
         yield name
     finally:
         _stop_text(openbox)
+        _stop_text(xvfb)
+
+
+@contextmanager
+def x_server(logs: Path, *extra: str) -> Iterator[str]:
+    """Xvfb alone with ``extra`` server arguments (``"-extension", "RECORD"``); yields its name."""
+    require_tools()
+    xvfb, name = _start_xvfb(logs / "xvfb-bare.log", *extra)
+    try:
+        yield name
+    finally:
         _stop_text(xvfb)
 
 

@@ -1,8 +1,8 @@
 """The settings dialog's "Dictation into other apps" group: on/off, shortcut, hold or toggle,
-typing or pasting, preview. :meth:`DictationGroup.result` gives the new
-:class:`DictationSettings`; a shortcut that cannot work is named under the field as it is typed
-(the old one is kept if saved so). On Wayland, where the shortcut is bound in the compositor,
-the commands to bind are shown in place of the shortcut field.
+typing or pasting, preview, typing each turn when it ends. :meth:`DictationGroup.result`
+gives the new :class:`DictationSettings`; a shortcut that cannot work is named under the
+field as it is typed (the old one is kept if saved so). On Wayland, where the shortcut is
+bound in the compositor, the commands to bind are shown in place of the shortcut field.
 """
 
 from __future__ import annotations
@@ -75,6 +75,14 @@ class DictationGroup(QGroupBox):
         self.preview.setChecked(settings.preview)
         self.preview.setAccessibleName("Dictation preview")
         form.addRow(self.preview)
+        self.at_turn_end = QCheckBox("Type each turn &when it ends, heard whole (more accurate)")
+        self.at_turn_end.setChecked(settings.at_turn_end)
+        self.at_turn_end.setAccessibleName("Type each turn when it ends")
+        self.at_turn_end.setToolTip(
+            "Nothing is typed while you speak; when the turn ends its completed text, heard "
+            "whole as offline recognition hears it, is typed once."
+        )
+        form.addRow(self.at_turn_end)
         self.shortcut.textChanged.connect(self._check)
         self._check(self.shortcut.text())
 
@@ -104,4 +112,5 @@ class DictationGroup(QGroupBox):
             trigger=self.trigger.currentData(),
             preview=self.preview.isChecked(),
             typing=self.typing.currentData(),
+            at_turn_end=self.at_turn_end.isChecked(),
         )

@@ -62,3 +62,12 @@ def test_on_x11_there_is_no_binding_text(qtbot):
     group = DictationGroup(DictationSettings(), {"DISPLAY": ":0", "XDG_SESSION_TYPE": "x11"})
     qtbot.addWidget(group)
     assert group.binding is None
+
+
+def test_the_group_chooses_typing_each_turn_when_it_ends(qtbot):
+    group = DictationGroup(DictationSettings())
+    qtbot.addWidget(group)
+    assert not group.at_turn_end.isChecked()  # words as they come stays the default
+    assert "&" in group.at_turn_end.text() and group.at_turn_end.accessibleName()
+    group.at_turn_end.setChecked(True)
+    assert group.result() == DictationSettings(at_turn_end=True)
