@@ -27,6 +27,7 @@ if [ "${1:-}" = "--test" ]; then
   APT_PACKAGES+=(openbox xdotool x11-utils pulseaudio pulseaudio-utils libasound2-plugins)
   # (pulseaudio + pulseaudio-utils also serve the system-audio tests: a daemon, paplay, parec)
   APT_PACKAGES+=(python3-tk)  # dictation tests: the other app's text field (tests/support)
+  APT_PACKAGES+=(gcc linux-libc-dev)  # pynput's evdev (the Windows/macOS dictation tests) builds from source
   # dictation on Wayland: the typing tools, and headless Sway with a terminal to type into
   APT_PACKAGES+=(wtype ydotool sway foot fonts-dejavu-core)
   # the official Node SDK as a realtime client (tests/node); NodeSource's nodejs bundles npm
