@@ -6,7 +6,9 @@ distorted as a :class:`PassStyle` says, in the ways real models distort them (se
 base on tests/data): a guessed tail, a committed word heard differently, jittered times and
 starts that swallow the silence before a word, words merged or split, a pass that stops early,
 an empty pass, a pass that copies its prompt or writes ahead of its audio (both squeezed into
-a few hundredths of a second, as Whisper does). :class:`TruthSpeech` is a speech gate that hears
+a few hundredths of a second, as Whisper does), and words it is unsure of (a low probability on
+the first words after a pause, as Whisper gives at a segment's onset, or random ones); by
+default every word is sure (probability 1). :class:`TruthSpeech` is a speech gate that hears
 speech where truth words are; :func:`audit` checks a transcript against the truth.
 
 Word ``i`` is written ``" w{i}"`` (a heard variant ``" w{i}x{n}"``, split ``" w{i}s" " q{i}"``, a
@@ -38,6 +40,7 @@ __all__ = [
 ]
 
 HEARD_FRACTION = 0.6  # a word this much inside a window is heard; less, not at all
+ONSET_PAUSE = 0.3  # a word this long after the one before it (or a window's first) is an onset
 
 
 def ramp(first: int, count: int) -> np.ndarray:
@@ -103,6 +106,9 @@ class PassStyle:
     jitter: float = 0.0  # every boundary moves by up to this much
     swallow: float = 0.0  # a word's start moves back by up to this much into the silence
     seed: int = 0
+    unsure_onset: int = 0  # the first n words after each onset (ONSET_PAUSE) are unsure
+    unsure: float = 0.3  # the probability an unsure word is given
+    random_probability: bool = False  # every other word gets a probability drawn from [0, 1)
 
 
 @dataclass
@@ -156,6 +162,7 @@ class ScriptedBackend:
             return [_Out(w, ()) for w in copied]
         heard = heard[: max(0, len(heard) - style.stop_early)]
         out = [o for w in heard for o in _distorted(w, heard, style)]
+        out = _with_probabilities(style, heard, out)
         ahead = [p for w in self.truth.after(end)[: style.write_ahead] for p in w.pieces()]
         last = max((o.word.end for o in out), default=start)
         tail = _squeezed([w.text for w in ahead], min(max(end - 0.06, last), end - 0.03))
@@ -187,6 +194,27 @@ def _distorted(w: TruthWord, heard: list[TruthWord], style: PassStyle) -> list[_
     if i in style.misheard or i >= len(heard) - style.guessed_tail:
         pieces = [Word(f"{p.text.rstrip('.')}x{style.variant}", p.start, p.end) for p in pieces]
     return [_Out(p, ids) for p in pieces]
+
+
+def _with_probabilities(style: PassStyle, heard: list[TruthWord], words: list[_Out]) -> list[_Out]:
+    """``words`` with the probabilities this pass gives them: ``style.unsure`` for the first
+    ``style.unsure_onset`` ``heard`` words after each onset (the window's first word, and any
+    after a pause), a random one or 1 for the others."""
+    if not (style.unsure_onset or style.random_probability):
+        return words
+    unsure: set[int] = set()
+    rank = 0
+    for before, w in zip([None, *heard], heard, strict=False):
+        rank = 0 if before is None or w.start - before.end >= ONSET_PAUSE else rank + 1
+        if rank < style.unsure_onset:
+            unsure.add(w.index)
+    rng = random.Random(style.seed)
+    out = []
+    for o in words:
+        p = rng.random() if style.random_probability else 1.0
+        p = style.unsure if unsure & set(o.ids) else p
+        out.append(_Out(Word(o.word.text, o.word.start, o.word.end, p), o.ids))
+    return out
 
 
 def _prompt_tail(prompt: str | None, n: int) -> list[str]:

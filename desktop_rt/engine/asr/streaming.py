@@ -330,6 +330,7 @@ class StreamingTranscriber:
     def _prompt(self) -> str | None:
         """The user's prompt and the committed text before the window (heard no more)."""
         outside = [w for w in self._hypotheses.committed if not self._window.holds_committed(w)]
+        outside = _sure_words(outside, self.config.prompt_min_probability)
         text = "".join(w.text for w in outside).strip()[-self.config.prompt_chars :]
         parts = [p for p in (self._user_prompt, text) if p]
         return " ".join(parts) if parts else None
@@ -365,3 +366,17 @@ class StreamingTranscriber:
                 pending = self._hypotheses.pending_from()  # never cut a word heard, uncommitted
                 window.cut(cut if pending is None else min(cut, pending))
         return forced
+
+
+def _sure_words(words: list[Word], floor: float) -> list[Word]:
+    """``words`` less each written word ("ill" + "-disposed") with a piece less sure than
+    ``floor``: a misspelling in the prompt is copied by the decoder."""
+    out: list[Word] = []
+    first = 0
+    for i in range(1, len(words) + 1):
+        if i == len(words) or words[i].text[:1].isspace():
+            pieces = words[first:i]
+            if min(w.probability for w in pieces) >= floor:
+                out += pieces
+            first = i
+    return out

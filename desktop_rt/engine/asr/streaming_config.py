@@ -24,6 +24,9 @@ class StreamingConfig:
     """Once the window is longer, it is cut at its last committed word, whatever it is."""
     prompt_chars: int = 200
     """At most this many characters of committed text, before the window, form the prompt."""
+    prompt_min_probability: float = 0.35
+    """Committed words less sure than this (any piece of a written word) stay out of the prompt:
+    a decoder copies a misspelling it is given ("ild-sposed", then "ld-sposed")."""
     vad: bool = True
     """Gate the model with voice activity: silence and noise never reach it."""
     vad_threshold: float = 0.5
