@@ -13,8 +13,9 @@
    the median word latency. The order of (a) and (b) alternates between runs.
 2. Concurrency. N websocket clients stream at once (N = 1, 2, ...), each the whole stream at
    real time. A session "stays realtime" when its median word latency is under 2 s; the run
-   stops at the first N where one does not. Per-session memory is the growth of this process's
-   RSS over the idle server (model loaded), divided by N.
+   stops at the first N where one does not (``--keep-going``: every N up to the most).
+   Per-session memory is the growth of this process's RSS over the idle server (model
+   loaded), divided by N.
 
 Numbers depend on the machine and on its load: the report records both.
 """
@@ -218,6 +219,11 @@ def main(argv=None) -> int:
         default=0.8,
         help="the inference worker's CPU budget (WorkerConfig.cpu_budget; 1: no spacing)",
     )
+    p.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="run every session count up to --max-sessions, past the first that is not realtime",
+    )
     p.add_argument("--language", default="en", help="language of every session (default en)")
     p.add_argument(
         "--model", default=None, help="CTranslate2 Whisper folder (default: the embedded model)"
@@ -301,7 +307,7 @@ def main(argv=None) -> int:
                 f"    worst median {fmt(row['worst_median'])} s, realtime {realtime}, "
                 f"{row['rss_per_session_mb']:.1f} MB/session"
             )
-            if not realtime:
+            if not realtime and not args.keep_going:
                 break
     finally:
         server.stop()

@@ -9,7 +9,9 @@ Invariant: when no pass costs more than its estimate (the stream's costliest pas
 window, else any stream's), the wall time of passes within any ``window_seconds`` is at most
 ``budget * window_seconds``; a pass that costs more overshoots by the difference once. Each
 of ``n`` active streams may use what the others leave, keeping room for one more pass of each,
-and never less than ``1/n`` of the budget (nor less than one pass per window); a stream
+and may start a pass while it used less than ``1/n`` of the budget (that pass may end over
+it; a pass costing more than ``1/n`` starts once per window); its own next pass is reckoned
+at its typical cost, not its costliest; a stream
 ``behind`` (a flood) passes at most once per window and within ``flood_share`` of the time
 while another stream keeps up, and room for its pass is held only once that pass is due.
 docs/design/streaming.md, *Governor*, says why.
@@ -21,6 +23,7 @@ from collections import deque
 from collections.abc import Collection, Hashable, Iterable
 from dataclasses import dataclass
 from math import inf
+from statistics import median
 
 __all__ = ["GovernorConfig", "PassCost", "CostSummary", "ComputeGovernor", "busy_within"]
 
@@ -74,6 +77,9 @@ class _Pass:
     cost: PassCost
 
 
+_SPIKE = 2.0  # a pass over this many times a stream's median is a spike, not its typical cost
+
+
 def busy_within(spans: Iterable[tuple[float, float]], start: float, end: float) -> float:
     """Seconds of ``spans`` (start, end) that lie within ``[start, end]``."""
     return sum(max(0.0, min(e, end) - max(s, start)) for s, e in spans)
@@ -103,6 +109,7 @@ class ComputeGovernor:
         self._passes: deque[_Pass] = deque()
         self._by_key: dict[Hashable, deque[_Pass]] = {}
         self._estimate: dict[Hashable, float] = {}  # each stream's costliest recent pass
+        self._typical: dict[Hashable, float] = {}  # median recent pass (at most the costliest)
         self._last_start: dict[Hashable, float] = {}  # each open stream's latest pass began
 
     def record(self, key: Hashable, start: float, cost: PassCost) -> None:
@@ -112,12 +119,15 @@ class ComputeGovernor:
         self._by_key.setdefault(key, deque()).append(done)
         self._last_start[key] = start
         self._drop_old(done.end)
-        self._estimate[key] = max(p.cost.wall for p in self._by_key[key])
+        walls = [p.cost.wall for p in self._by_key[key]]
+        self._estimate[key] = max(walls)
+        self._typical[key] = min(max(walls), _SPIKE * median(walls))
 
     def forget(self, key: Hashable) -> None:
         """Stream ``key`` closed: its share goes back to the others (its past passes still
         count against the budget)."""
         self._estimate.pop(key, None)
+        self._typical.pop(key, None)
         self._last_start.pop(key, None)
 
     def estimate(self, key: Hashable) -> float:
@@ -125,6 +135,13 @@ class ComputeGovernor:
         if key in self._estimate:
             return self._estimate[key]
         return max((p.cost.wall for p in self._passes), default=0.0)
+
+    def typical(self, key: Hashable) -> float:
+        """What a pass of ``key`` usually costs: its costliest recent pass, but not over
+        twice their median (a new stream: :meth:`estimate`). Its share is reckoned with it,
+        so one slow pass (the machine busy, a long window, a turn's end) does not hold the
+        stream back for a whole window; the budget is reckoned with :meth:`estimate`."""
+        return self._typical.get(key, self.estimate(key))
 
     def usage(self, key: Hashable, now: float) -> float:
         """Wall seconds stream ``key``'s passes took within the last window."""
@@ -171,8 +188,9 @@ class ComputeGovernor:
                 share = 0.0  # and its passes no more than its flood share of the time
                 at = max(at, self._flood_turn(key))
             elif others:  # many streams: a share under one pass still allows a pass per window
-                kept = claimed - claims.get(key, 0.0)
-                share = max(0.0, max(total / (others + 1), total - kept) - cost)
+                kept, typical = claimed - claims.get(key, 0.0), self.typical(key)
+                equal = total / (others + 1)  # under it a pass may start, and end over it
+                share = max(0.0, total - kept - typical, equal if typical <= equal else 0.0)
             if share is not None:
                 at = max(at, _earliest_fit(self._spans(key), now, share, span))
             times[key] = at

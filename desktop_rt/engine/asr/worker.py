@@ -8,8 +8,8 @@ stream's ``on_result``, called **on the worker thread**. Call order: ``start()``
 ``open_stream()`` / ``submit()`` / ``close()`` from any thread, then ``stop()``. Invariants: at
 most one inference per turn; turns are spaced by the :class:`ComputeGovernor` so inference
 stays within ``WorkerConfig.cpu_budget``, and of the streams due the one that used least of
-the budget goes first, and one with more than two turns of audio waiting (a flood, until it is
-down to half a turn) yields to those keeping up: shorter turns (``flood_turn_seconds``), its
+the budget goes first, and one with more than two turns of audio waiting that it sent faster
+than real time (a flood, until it is down to half a turn) yields to those keeping up: shorter turns (``flood_turn_seconds``), its
 passes within ``flood_share`` of the time; audio waits (``WorkerStream.lag_seconds``), it is
 never skipped. A
 closed stream's pending commands are dropped at once and none of its results is delivered
@@ -216,7 +216,7 @@ class InferenceWorker:
         with self._cond:
             if stream.closed:
                 return
-            stream._queue(commands)
+            stream._queue(commands, self._clock.now())
             self._cond.notify_all()
 
     def _close(self, stream: WorkerStream) -> None:
@@ -257,7 +257,8 @@ class InferenceWorker:
             return None
         usage = {s.name: governor.usage(s.name, now) for s in self._ring}
         active = {s.name for s in self._ring if s._pending or usage[s.name] > 0.0}
-        ready = governor.ready_times(now, [s.name for s in waiting], active, self._floods())
+        floods = self._floods(now)
+        ready = governor.ready_times(now, [s.name for s in waiting], active, floods)
         best: WorkerStream | None = None
         wake = float("inf")
         for stream in waiting:  # in ring order: ties go to the one waiting longest
@@ -276,13 +277,18 @@ class InferenceWorker:
         turn = min(cfg.max_turn_seconds, cfg.flood_turn_seconds) if yields else cfg.max_turn_seconds
         return best, best._transcriber, best._take_turn(int(turn * SAMPLE_RATE))
 
-    def _floods(self) -> set[str]:
-        """Streams flooding: more than two turns of audio waiting (a stream keeping up is about
-        one turn behind at most), until they are down to half a turn. Under the lock."""
-        turn = self.config.max_turn_seconds
+    def _floods(self, now: float) -> set[str]:
+        """Streams flooding: more than two turns of audio waiting and, over the last budget
+        window, more than a turn sent beyond real time (a stream at real time is never one,
+        however far behind several sessions leave it), until down to half a turn. Under the
+        lock."""
+        turn, span = self.config.max_turn_seconds, self.config.budget_window
         for stream in self._ring:
-            lag = stream.lag_seconds
-            stream.flooding = lag > 2 * turn or (stream.flooding and lag >= turn / 2)
+            lag, ahead = stream.lag_seconds, stream.ahead_seconds(now, span)
+            if stream.flooding:
+                stream.flooding = lag >= turn / 2
+            else:
+                stream.flooding = lag > 2 * turn and ahead > turn
         return {s.name for s in self._ring if s.flooding}
 
     def _run(self) -> None:

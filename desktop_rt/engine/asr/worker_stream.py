@@ -2,7 +2,9 @@
 
 ``submit`` and ``close`` are thread-safe (they go through the worker's lock); the rest is the
 worker's, called under its lock. ``lag_seconds`` is the audio queued and not yet taken in by
-the transcriber: how far the stream's captions are behind what it sent.
+the transcriber: how far the stream's captions are behind what it sent; ``ahead_seconds`` is
+how much more audio it sent over a recent span than that span lasted (a stream at real time
+is never ahead, however far behind the worker is).
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ class WorkerStream:
         self._tentative: tuple[Word, ...] = ()
         self._dropped = 0  # samples of cleared audio dropped from the queue, reported at the Clear
         self.closed = False
+        self._arrivals: deque[tuple[float, int]] = deque()  # (time, samples) of recent audio
+        self._arrived = 0  # samples in _arrivals
+        self._opened_at: float | None = None  # when its first command came (worker clock)
         self.flooding = False
         """Set by the worker while the stream is a flood (docs/design/streaming.md, *Governor*)."""
         self.passes = 0
@@ -67,13 +72,26 @@ class WorkerStream:
 
     # ---- the queue (under the worker's lock) ------------------------------------------------
 
-    def _queue(self, commands: Iterable[Command]) -> None:
+    def _queue(self, commands: Iterable[Command], now: float) -> None:
+        if self._opened_at is None:
+            self._opened_at = now
         for command in commands:
             if isinstance(command, Clear):
                 self._drop_cleared(command.item_id)
             elif isinstance(command, AudioChunk):
                 self._pending_samples += len(command.samples)
+                self._arrivals.append((now, len(command.samples)))
+                self._arrived += len(command.samples)
             self._pending.append(command)
+
+    def ahead_seconds(self, now: float, span: float) -> float:
+        """Audio seconds sent within the last ``span`` seconds (since the stream began, if
+        later) beyond that time: 0 at real time, large for a client sending faster."""
+        while self._arrivals and self._arrivals[0][0] < now - span:
+            self._arrived -= self._arrivals.popleft()[1]
+        if self._opened_at is None:
+            return 0.0
+        return self._arrived / SAMPLE_RATE - (now - max(self._opened_at, now - span))
 
     def _drop_cleared(self, item_id: str) -> None:
         """A Clear makes the item's queued audio moot: drop it now instead of transcribing it."""

@@ -58,6 +58,16 @@ def test_a_stream_over_its_share_waits_while_a_light_one_goes_now():
     assert governor.usage("light", now) == pytest.approx(0.5)
 
 
+def test_under_its_equal_share_a_stream_may_start_a_pass_that_ends_over_it():
+    governor = ComputeGovernor(GovernorConfig(budget=0.8, window_seconds=10.0))
+    for start in (0.0, 3.0, 6.0):  # two streams taking turns, 1.2 s passes: 3.6 s each
+        governor.record("a", start, PassCost(1.2, 1.2))
+        governor.record("b", start + 1.5, PassCost(1.2, 1.2))
+    # the budget has room at 9.2; "a" used 3.2 s of the window its pass would end, under its
+    # 4 s share, so it goes then (it used to wait until its use plus the pass fitted: 9.6)
+    assert governor.ready_at("a", 9.0, {"a", "b"}) == pytest.approx(9.2)
+
+
 def test_a_flood_yields_to_a_stream_keeping_up_and_passes_once_per_window():
     governor = ComputeGovernor(GovernorConfig(budget=0.8, window_seconds=10.0, flood_share=0.1))
     governor.record("flood", 0.0, PassCost(1.0, 1.0))

@@ -305,3 +305,58 @@ def test_a_budget_out_of_range_is_refused_when_the_worker_is_made():
             lambda: StreamingTranscriber(ScriptedBackend(Truth(()))),
             WorkerConfig(cpu_budget=1.5),
         )
+
+
+@pytest.mark.parametrize("factor", [1.0, 2.0, 3.0])
+def test_beside_another_real_time_stream_a_word_waits_at_most_two_of_its_passes(factor):
+    """A word is committed after two passes of its stream (one hears it, the next agrees);
+    beside one other stream each of those may wait for one pass of the other and the spacing
+    after it: at most ``2 * longest pass / budget`` over the latency alone. The equal share
+    used to be reckoned as if each stream's next pass were already spent, so two streams whose
+    passes cost over 1 s (here at 2x and 3x) sat idle with audio waiting: 7.96 s at 2x (bound
+    7.72) and 17.41 s at 3x (bound 13.6), 2.9x and 3.3x their latency alone."""
+    truth = speech_truth(60.0)
+    [solo], _ = simulate(truth, factor, [1.0], 60.0, cost=window_cost)
+    pair, backend = simulate(truth, factor, [1.0, 1.0], 60.0, cost=window_cost)
+    alone = statistics.median(solo.latencies(truth))
+    longest = max(e - s for s, e in backend.spans)
+    bound = alone + 2 * longest / DEFAULT.cpu_budget
+    for stream in pair:
+        assert statistics.median(stream.latencies(truth)) <= bound, (alone, longest)
+        assert stream.word_indices() == every_word(truth)
+
+
+class FloodWatch(Simulation):
+    """A simulation that notes every stream the worker ever took for a flood."""
+
+    def __init__(self, worker: InferenceWorker, clock: VirtualClock, streams: list[SimStream]):
+        super().__init__(worker, clock, streams)
+        self.floods: set[str] = set()
+
+    def _send_due(self) -> None:
+        super()._send_due()
+        self.floods |= {s.stream.name for s in self.streams if s.stream and s.stream.flooding}
+
+
+@pytest.mark.parametrize("factor", [1.5, 2.0])
+def test_a_real_time_stream_is_never_a_flood_however_far_behind(factor):
+    """Four real-time streams on a machine that cannot keep up with them fall more than two
+    turns behind; they used to be taken for floods (three of four, each then held to 5% of the
+    time and 40-60 s behind, while the fourth was served). A flood is a stream that sent more
+    than a turn beyond real time: none of these is, and none is starved."""
+    truth = speech_truth(60.0)
+    clock = VirtualClock()
+    backend = CostedBackend(ScriptedBackend(truth), clock, factor, cost=window_cost)
+    worker = InferenceWorker(
+        lambda: StreamingTranscriber(backend, StreamingConfig(), TruthSpeech(truth)), clock=clock
+    )
+    worker.start(own_thread=False)
+    streams = [SimStream(ramp(0, 60 * SAMPLE_RATE)) for _ in range(4)]
+    simulation = FloodWatch(worker, clock, streams)
+    simulation.run()
+    worker.stop()
+    assert simulation.floods == set()
+    medians = [statistics.median(s.latencies(truth)) for s in streams]
+    assert max(medians) <= 2 * min(medians), medians
+    for stream in streams:
+        assert stream.word_indices() == every_word(truth)
