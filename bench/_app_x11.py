@@ -10,11 +10,18 @@ window showed, and every heartbeat. The parent aligns the words (offline word en
 ``latency``) and reports word-end-to-committed-caption latency and the longest heartbeat gap
 (how long the event loop was blocked) while transcribing. The heartbeat is a
 :class:`~desktop_rt.ui.stall_sampler.StallSampler`'s, which also names the cause of each gap
-over 50 ms; the report adds the app's threads' CPU time from playback to the last final turn.
+over 50 ms; the report adds the app's threads' CPU time from playback to the last final turn,
+how many values per second the engine posted to the UI thread through the bridge, by kind, and
+how many frames the level meter painted.
+
+``--stream eval`` plays the evaluation set's 10-minute stream (bench/data/eval_set.py, cached
+by bench/data/fetch_eval.py under ~/.cache/desktop-rt/eval; ``eval@120``: its first 2 minutes):
+the issue's "10-minute session".
 """
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import subprocess
@@ -29,6 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
+from _app_inputs import cached_reference, stream_named  # noqa: E402
 
 LOUD = 1e-3
 HEARTBEAT_MS = 10
@@ -61,18 +69,56 @@ class _ArrivalWatch:
         self._source.stop()
 
 
-def child(wav: str, out: str, seconds: float, nice: bool) -> None:
+NICE_MODES = {
+    "all": "Engine threads niced as shipped.",
+    "none": "Engine threads not niced (--engine-nice none).",
+    "model": "Only the model's native threads niced: the model loaded on a niced thread, the "
+    "server and inference threads at normal priority (--engine-nice model).",
+}
+
+
+def _niced_load(factory):
+    """``factory`` run on a new thread at the engine's lower priority: the model's native compute
+    threads, created while it loads, inherit it; the caller's thread keeps its own."""
+    from desktop_rt.live import embedded_server
+
+    lower = embedded_server.lower_thread_priority
+
+    def load(spec):
+        box: dict = {}
+
+        def run() -> None:
+            lower()
+            try:
+                box["backend"] = factory(spec)
+            except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread
+                box["error"] = exc
+
+        thread = threading.Thread(target=run, name="niced-model-load")
+        thread.start()
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        return box["backend"]
+
+    return load
+
+
+def child(wav: str, out: str, seconds: float, nice: str) -> None:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     from desktop_rt.config import HANDS_FREE, AudioSettings, ServerSettings, Settings
     from desktop_rt.live import embedded_server
     from desktop_rt.ui.app import build_app, freeze_heap_when_ready
-    from desktop_rt.ui.controller import default_source
+    from desktop_rt.ui.controller import default_backend, default_source
     from desktop_rt.ui.stall_causes import cpu_by_name, thread_times
     from desktop_rt.ui.stall_sampler import StallSampler
 
-    if not nice:  # --no-nice: the engine's threads at the UI's priority, to see what it costs
+    backend_factory = default_backend
+    if nice != "all":  # the engine's Python threads at the UI's priority, to see what it costs
+        if nice == "model":
+            backend_factory = _niced_load(default_backend)
         embedded_server.lower_thread_priority = lambda niceness=0: None
     app = QApplication([])
     app.setQuitOnLastWindowClosed(False)  # as the app: quit once the last words are saved
@@ -91,6 +137,7 @@ def child(wav: str, out: str, seconds: float, nice: bool) -> None:
         source_factory=source,
         history_path=tmp / "history.sqlite3",
         persist_settings=False,
+        backend_factory=backend_factory,
     )
     desk.controller.bridge.server_state.connect(freeze_heap_when_ready)  # as run_app does
     updates: list[tuple[float, str, str]] = []
@@ -102,12 +149,15 @@ def child(wav: str, out: str, seconds: float, nice: bool) -> None:
         )
     )
     state: dict = {"play": None, "player": None, "closing": False}
+    bridge, meter = desk.controller.bridge, desk.window.level_meter
 
     def step() -> None:
         now = time.monotonic()
         if state["play"] is None and desk.controller.listening:
             state["play"] = now
             state["cpu"] = thread_times(now)
+            state["posted"] = collections.Counter(bridge.published)
+            state["levels"], state["frames"] = bridge.levels_delivered, meter.repaints
             state["player"] = player = threading.Event()  # spawned off the UI thread
             threading.Thread(
                 target=lambda: (
@@ -124,6 +174,9 @@ def child(wav: str, out: str, seconds: float, nice: bool) -> None:
             if (played and quiet and caught_up) or now - state["play"] > seconds + 120:
                 state["closing"], state["end"] = True, now
                 state["cpu"] = cpu_by_name(state["cpu"], thread_times(now))
+                state["posted"] = dict(collections.Counter(bridge.published) - state["posted"])
+                state["levels"] = bridge.levels_delivered - state["levels"]
+                state["frames"] = meter.repaints - state["frames"]
                 desk.window.close()
         elif state["closing"] and desk.controller.stopped.is_set():
             desk.dispose()
@@ -135,8 +188,8 @@ def child(wav: str, out: str, seconds: float, nice: bool) -> None:
     stepper = QTimer()
     stepper.timeout.connect(step)
     stepper.start(100)
-    if os.environ.get("BENCH_NO_TALK_FILTER"):  # experiment: without the app-wide key filter
-        app.removeEventFilter(desk.window.talk_key)
+    if os.environ.get("BENCH_NO_TALK_FILTER"):  # experiment: without the talk-key filter
+        desk.window.talk_key.uninstall()
     sampler.start()
     desk.window.show()
     desk.start()
@@ -158,6 +211,9 @@ def child(wav: str, out: str, seconds: float, nice: bool) -> None:
         "gaps_over_100ms": int((gaps > 0.1).sum()),
         "stalls": _stalls(sampler.stalls, play, end),
         "cpu_ms_by_thread": state.get("cpu") if end is not None else None,
+        "posted": state.get("posted") if end is not None else None,
+        "levels_delivered": state.get("levels") if end is not None else None,
+        "meter_frames": state.get("frames") if end is not None else None,
     }
     Path(out).write_text(json.dumps(report))
 
@@ -211,14 +267,15 @@ def part_x11(args) -> dict:
     from desktop_rt.engine.models.embedded import ensure_default_model
     from tests.e2e.desktop_session import desktop
 
-    stream = C.build_stream(args.stream)
-    reference = alignment_words(ensure_default_model(), stream, 1, None)
+    stream = stream_named(args.stream)
+    reference = cached_reference(
+        stream, lambda: alignment_words(ensure_default_model(), stream, 1, None)
+    )
     tmp = Path(tempfile.mkdtemp(prefix="bench-app-x11-"))
     wav, out = tmp / "stream.wav", tmp / "report.json"
     soundfile.write(wav, stream.audio, C.SAMPLE_RATE)
     with desktop(tmp) as env:
-        nice = "nice" if args.engine_nice else "no-nice"
-        cmd = [sys.executable, __file__, str(wav), str(out), str(stream.seconds), nice]
+        cmd = [sys.executable, __file__, str(wav), str(out), str(stream.seconds), args.engine_nice]
         subprocess.run(cmd, env=env, check=True, timeout=stream.seconds + 300)
     report = json.loads(out.read_text())
     result = {k: v for k, v in report.items() if k not in ("updates", "play", "first_loud")}
@@ -226,13 +283,18 @@ def part_x11(args) -> dict:
     return {
         "stream": stream.name,
         "seconds": stream.seconds,
-        "engine_nice": args.engine_nice,
+        "engine_nice": args.engine_nice,  # all, none, model
         "run": result,
     }
 
 
 if __name__ == "__main__":
-    child(sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4] == "nice")
+    child(sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4])
+
+
+def _nice_mode(value: str | bool) -> str:
+    """The --engine-nice mode of a report (older reports: True or False)."""
+    return value if isinstance(value, str) else ("all" if value else "none")
 
 
 def render_x11(x: dict) -> list[str]:
@@ -245,11 +307,7 @@ def render_x11(x: dict) -> list[str]:
             "null sink that the app reads through PortAudio (ALSA `pulse`), hands-free, xcb window "
             "under Xvfb + openbox. Latency: offline word end (captured clock) → committed word shown; "
             f"event loop: a {HEARTBEAT_MS} ms QTimer heartbeat on the UI thread while transcribing. "
-            + (
-                "Engine threads niced as shipped."
-                if x.get("engine_nice", True)
-                else "Engine threads not niced (--no-engine-nice)."
-            ),
+            + NICE_MODES[_nice_mode(x.get("engine_nice", "all"))],
             "",
             "| words | matched | median | p90 | max | WER | turns | longest UI stall | p99 gap | gaps > 50 ms | > 100 ms |",
             "|---|---|---|---|---|---|---|---|---|---|---|",
@@ -260,7 +318,31 @@ def render_x11(x: dict) -> list[str]:
         ]
         + _render_causes(r.get("stalls", []))
         + _render_cpu(r.get("cpu_ms_by_thread"), r)
+        + _render_posts(r)
     )
+
+
+def _render_posts(r: dict) -> list[str]:
+    """Values the engine posted to the UI thread per second, and the level meter's frames."""
+    wall = r.get("wall_s") or 0.0
+    if not r.get("posted") or not wall:
+        return []
+    rows = [f"| {kind} | {n} | {n / wall:.1f} |" for kind, n in sorted(r["posted"].items())]
+    total = sum(r["posted"].values())
+    return [
+        "Values the engine published to the UI thread through the bridge (one queued signal "
+        "each, but level readings are coalesced while one waits), and the level meter's frames:",
+        "",
+        "| kind | count | per second |",
+        "|---|---|---|",
+        *rows,
+        f"| all | {total} | {total / wall:.1f} |",
+        f"| level readings delivered | {r.get('levels_delivered')} | "
+        f"{(r.get('levels_delivered') or 0) / wall:.1f} |",
+        f"| level meter frames painted | {r.get('meter_frames')} | "
+        f"{(r.get('meter_frames') or 0) / wall:.1f} |",
+        "",
+    ]
 
 
 def _render_cpu(cpu: dict | None, r: dict) -> list[str]:
@@ -285,15 +367,22 @@ def _render_cpu(cpu: dict | None, r: dict) -> list[str]:
 
 def _render_causes(stalls: list[dict]) -> list[str]:
     """The stall sampler's causes (desktop_rt/ui/stall_causes.py), most stalled time first."""
-    by: dict[str, list[float]] = {}
+    by: dict[str, list[dict]] = {}
     for s in stalls:
-        by.setdefault(s["cause"], []).append(s["seconds"] * 1000)
+        by.setdefault(s["cause"], []).append(s)
     lines = [
-        f"Stalls > 50 ms by cause (the stall sampler: {len(stalls)} stalls while transcribing):",
+        f"Stalls > 50 ms by cause (the stall sampler: {len(stalls)} stalls while transcribing; "
+        "the watchdog's longest wait for the GIL in them; where the kernel saw the UI thread):",
         "",
-        "| cause | stalls | total ms | longest ms |",
-        "|---|---|---|---|",
+        "| cause | stalls | total ms | longest ms | GIL wait, longest | UI thread asleep in |",
+        "|---|---|---|---|---|---|",
     ]
-    for cause, ms in sorted(by.items(), key=lambda kv: -sum(kv[1])):
-        lines.append(f"| `{cause}` | {len(ms)} | {sum(ms):.0f} | {max(ms):.0f} |")
+    for cause, rows in sorted(by.items(), key=lambda kv: -sum(s["seconds"] for s in kv[1])):
+        ms = [s["seconds"] * 1000 for s in rows]
+        held = max(s.get("gil_wait_ms", 0.0) for s in rows)
+        waits = collections.Counter(s.get("ui_wait") or "?" for s in rows)
+        where = ", ".join(f"{w} ({n})" for w, n in waits.most_common(3))
+        lines.append(
+            f"| `{cause}` | {len(ms)} | {sum(ms):.0f} | {max(ms):.0f} | {held:.0f} ms | {where} |"
+        )
     return lines + [""]

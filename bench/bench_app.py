@@ -162,8 +162,10 @@ def part_latency(args) -> dict:
     from _align import align_ends, alignment_words, percentile
 
     app = QApplication.instance() or QApplication([])
+    from _app_inputs import stream_named
+
     model_dir = ensure_default_model()
-    stream = C.build_stream(args.stream)
+    stream = stream_named(args.stream)
     log(f"aligning {stream.name} offline ({stream.seconds:.1f} s)…")
     reference = alignment_words(model_dir, stream, os.cpu_count() or 1, None)
     runs = []
@@ -453,14 +455,22 @@ def main(argv=None) -> int:
     p.add_argument("--runs", type=int, default=3, help="launch runs (each first + second)")
     p.add_argument("--launch-timeout", type=float, default=300)
     p.add_argument("--latency-runs", type=int, default=1)
-    p.add_argument("--stream", default="librivox")
+    p.add_argument("--stream", default="librivox", help="librivox, long, eval[@SECONDS]")
     p.add_argument("--speed", type=float, default=1.0)
     p.add_argument("--memory-minutes", type=int, default=60)
     p.add_argument(
+        "--engine-nice",
+        choices=("all", "none", "model"),
+        default="all",
+        help="x11: the engine's threads niced as shipped (all), none, or only the model's native "
+        "threads (model: loaded on a niced thread)",
+    )
+    p.add_argument(
         "--no-engine-nice",
         dest="engine_nice",
-        action="store_false",
-        help="x11: run the engine's threads at normal priority (the app nices them)",
+        action="store_const",
+        const="none",
+        help="x11: --engine-nice none",
     )
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     args = p.parse_args(argv)

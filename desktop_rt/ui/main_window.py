@@ -15,7 +15,6 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QTimer, QUrl, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QIcon
 from PySide6.QtWidgets import (
-    QApplication,
     QFileDialog,
     QMainWindow,
     QMessageBox,
@@ -98,9 +97,7 @@ class MainWindow(QMainWindow):
         self.talk_key = TalkKeyFilter(
             self, self._is_talk_target, controller.talk_down, controller.talk_up
         )
-        app = QApplication.instance()
-        if app is not None:
-            app.installEventFilter(self.talk_key)
+        self.talk_key.install()  # on the window and its focus widget, not every event of the app
         self.detectable_auto_repeat = enable_detectable_auto_repeat()
         self.captions.setFocus()
 
@@ -382,9 +379,7 @@ class MainWindow(QMainWindow):
         self.controller.apply_settings(s.with_group(window=replace(s.window, geometry=geometry)))
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt naming
-        app = QApplication.instance()
-        if app is not None:
-            app.removeEventFilter(self.talk_key)
+        self.talk_key.uninstall()
         self.talk_key.cancel()
         self.save_geometry()
         self.overlay.close()

@@ -9,12 +9,19 @@ makes a :class:`Stall` of a gap, the snapshots around it and the stacks sampled 
 - ``ui: <frame>``: the UI thread ran Python code (its innermost frame of ours, and the innermost);
 - ``qt: native``: the UI thread ran, inside the event loop (painting, layout, C++ slots);
 - ``gil: <thread> <frame>``: the UI thread slept while another Python thread ran (held the GIL);
+- ``gil: <thread> without a core``: the UI thread slept, the GIL was held (the watchdog, a
+  Python thread too, waited for it as long: ``gil_wait_ms``), and no Python thread ran: the
+  holder was preempted, and this Python thread waited longest in the run queue (``gil: held by
+  a thread asleep`` when none waited: a C call that blocks without releasing the GIL);
 - ``cpu: run queue``: the UI thread was runnable but had no core (the machine, or our threads);
-- ``qt: waiting``: the UI thread slept in the event loop and no other thread ran (the X server);
+- ``qt: waiting``: the UI thread slept in the event loop, nobody held the GIL and no other
+  thread ran (the X server, a native lock); ``Stall.ui_wait`` says where the kernel saw it sleep
+  (``S futex_wait_queue``: a lock; ``S do_sys_poll``: the event loop idle);
 - ``gc: generation 2 in <thread>``: a full garbage collection took half the gap or more (a
   young generation's that long was preempted: the other rules judge those).
 
-A UI thread asleep in Python code while nobody ran is that code (a blocking call).
+A UI thread asleep in Python code while nobody ran and the GIL was free is that code (a
+blocking call).
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import sysconfig
 import threading
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 
@@ -36,6 +43,7 @@ __all__ = [
     "Stall",
     "thread_times",
     "ThreadClock",
+    "kernel_wait",
     "stack_of",
     "attribute",
     "cpu_by_name",
@@ -64,6 +72,7 @@ class ThreadSample:
     ui_stack: tuple[str, ...]
     ui_in_loop: bool
     others: Mapping[str, tuple[str, ...]]
+    ui_wait: str = ""  # the UI thread's state and kernel wait channel (:func:`kernel_wait`)
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,9 @@ class Stall:
     ui_queue_ms: float = 0.0
     busy_threads: Mapping[str, float] = field(default_factory=dict)  # name -> ms run
     samples: tuple[ThreadSample, ...] = ()
+    gil_wait_ms: float = 0.0  # how long the watchdog thread waited for the GIL in the gap
+    queued_threads: Mapping[str, float] = field(default_factory=dict)  # Python: ms runnable
+    ui_wait: str = ""  # the UI thread's most frequent kernel wait in the samples
 
 
 def _name(tid: int) -> str:
@@ -157,6 +169,18 @@ class ThreadClock:
         self._fds.clear()
 
 
+def kernel_wait(tid: int) -> str:
+    """Thread ``tid``'s state and, asleep, where in the kernel: ``"S futex_wait_queue"``
+    (a lock: the GIL, a mutex), ``"S do_sys_poll"`` (an event loop's poll), ``"R"``; "" off Linux."""
+    task = _TASKS / str(tid)
+    try:
+        state = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        channel = (task / "wchan").read_text().strip()
+    except (OSError, IndexError):
+        return ""
+    return state if state == "R" or channel in ("", "0") else f"{state} {channel}"
+
+
 def stack_of(frame: FrameType | None, limit: int = 25) -> tuple[str, ...]:
     """``file:function:line`` of ``frame`` and its callers, innermost first."""
     out: list[str] = []
@@ -209,46 +233,80 @@ def attribute(
     ignore: Sequence[int] = (),
     python: Collection[str] | None = None,
     gc: Sequence[GcPause] = (),
+    gil_wait_ms: float = 0.0,
 ) -> Stall:
     """A :class:`Stall` for a gap of ``seconds`` ending at ``end`` (see the module docstring).
 
     A Python thread that ran 25 ms or more, and four times what the UI thread ran, held the GIL
     (a thread waiting for the GIL wakes every 5 ms, so on a loaded machine it counts as queued
     too: the run-queue time alone cannot tell the GIL from a busy machine); otherwise
-    the largest of the UI thread's run, run-queue and asleep time decides. ``ignore``: native
-    ids not to count as busy (the sampler's own thread); ``python``: the names of the Python
-    threads (default: those alive now).
+    the largest of the UI thread's run, run-queue and asleep time decides, and asleep while the
+    watchdog waited ``gil_wait_ms`` for the GIL (25 ms, or 30 % of the time asleep if less, at
+    least 10 ms) is the GIL's holder without a core. ``ignore``: native ids not to count as busy (the sampler's own thread); ``python``: the
+    names of the Python threads (default: those alive now).
     """
     taken = tuple(samples)
     deltas = _deltas(*around) if around is not None else {}
     ui_run, ui_queue = deltas.get(ui_tid, (0.0, 0.0))
-    ran: dict[str, float] = collections.defaultdict(float)  # threads of one name together
-    for tid, (run, _) in deltas.items():
-        if tid != ui_tid and tid not in ignore:
-            ran[_name(tid)] += run
-    busy = {name: round(run, 1) for name, run in sorted(ran.items(), key=lambda kv: -kv[1])}
-    busy = {name: run for name, run in busy.items() if run >= 5.0}
+    if python is None:
+        python = {t.name for t in threading.enumerate()}
+    busy = _by_name(deltas, ui_tid, ignore, 0)
+    queued = {n: ms for n, ms in _by_name(deltas, ui_tid, ignore, 1).items() if n in python}
+    waits = Counter(s.ui_wait for s in taken if s.ui_wait)
+    stall = Stall(
+        end,
+        seconds,
+        "",
+        ui_run_ms=round(ui_run, 1),
+        ui_queue_ms=round(ui_queue, 1),
+        busy_threads=busy,
+        samples=taken,
+        gil_wait_ms=round(gil_wait_ms, 1),
+        queued_threads=queued,
+        ui_wait=waits.most_common(1)[0][0] if waits else "",
+    )
     ms = seconds * 1000
     collecting = _collecting([p for p in gc if p.generation == 2], end - seconds, end)
     if collecting is not None and collecting[0] >= 0.5 * ms:
         busy = {**busy, collecting[1]: busy.get(collecting[1], 0.0)}
         cause = f"gc: generation {collecting[2]} in {collecting[1]}"
-        return Stall(end, seconds, cause, round(ui_run, 1), round(ui_queue, 1), busy, taken)
+        return replace(stall, cause=cause, busy_threads=busy)
+    return replace(stall, cause=_cause(stall, python))
+
+
+def _by_name(
+    deltas: Mapping[int, tuple[float, float]], ui_tid: int, ignore: Sequence[int], which: int
+) -> dict[str, float]:
+    """Run (``which`` 0) or run-queue (1) ms of the other threads by name, 5 ms or more, most
+    first (threads of one name together)."""
+    total: dict[str, float] = collections.defaultdict(float)
+    for tid, times in deltas.items():
+        if tid != ui_tid and tid not in ignore:
+            total[_name(tid)] += times[which]
+    ranked = sorted(total.items(), key=lambda kv: -kv[1])
+    return {name: round(ms, 1) for name, ms in ranked if ms >= 5.0}
+
+
+def _cause(stall: Stall, python: Collection[str]) -> str:
+    """The cause line of a stall that was not a garbage collection."""
+    ms, ui_run, ui_queue = stall.seconds * 1000, stall.ui_run_ms, stall.ui_queue_ms
     asleep = ms - ui_run - ui_queue
-    if python is None:
-        python = {t.name for t in threading.enumerate()}
-    python_ran = max((run for name, run in busy.items() if name in python), default=0.0)
-    code = Counter(s.ui_stack[0] for s in taken if not s.ui_in_loop and s.ui_stack)
+    busy = {n: r for n, r in stall.busy_threads.items() if n in python}
+    python_ran = max(busy.values(), default=0.0)
+    code = Counter(s.ui_stack[0] for s in stall.samples if not s.ui_in_loop and s.ui_stack)
     ui = "ui: " + code.most_common(1)[0][0] if code else "qt: native"
     if python_ran >= max(_GIL_MS, 4 * ui_run) and ui_run < 0.5 * ms:
-        cause = "gil: " + _gil_holder({n: r for n, r in busy.items() if n in python}, taken)
-    elif ui_queue >= max(ui_run, asleep):
-        cause = "cpu: run queue"
-    elif ui_run >= asleep:
-        cause = ui
-    else:  # asleep, no Python thread busy: a blocking call (I/O, a lock, the X server)
-        cause = ui if code else "qt: waiting"
-    return Stall(end, seconds, cause, round(ui_run, 1), round(ui_queue, 1), busy, taken)
+        return "gil: " + _gil_holder(busy, stall.samples)
+    if ui_queue >= max(ui_run, asleep):
+        return "cpu: run queue"
+    if ui_run >= asleep:
+        return ui
+    if stall.gil_wait_ms >= max(10.0, min(_GIL_MS, 0.3 * asleep)):  # held by one not running
+        holder = next(iter(stall.queued_threads), None)
+        return f"gil: {holder} without a core" if holder else "gil: held by a thread asleep"
+    if code:  # asleep in Python code of ours, the GIL free: a blocking call
+        return ui
+    return "qt: waiting"  # asleep in the event loop: the X server, a native lock
 
 
 def _collecting(

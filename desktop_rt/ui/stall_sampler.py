@@ -4,8 +4,11 @@
 ``heartbeat_ms`` QTimer notes each beat; a gap over ``threshold_ms`` is a stall. A watchdog
 thread wakes every ``poll_ms``, keeps a few seconds of per-thread CPU snapshots
 (:func:`~desktop_rt.ui.stall_causes.thread_times`) and, while the heartbeat is late, samples
-every thread's Python stack (``sys._current_frames``); ``gc.callbacks`` note Python's garbage
-collections. When the late beat comes, the stall is
+every thread's Python stack (``sys._current_frames``) and where the kernel holds the UI thread
+(:func:`~desktop_rt.ui.stall_causes.kernel_wait`); ``gc.callbacks`` note Python's garbage
+collections. The watchdog is a Python thread too: how late it woke, less its own run-queue
+time, is how long it waited for the GIL, which tells a GIL held by a preempted thread from an
+idle event loop. When the late beat comes, the stall is
 attributed (:func:`~desktop_rt.ui.stall_causes.attribute`) and kept in :attr:`stalls`.
 
 The app turns it on with ``DESKTOP_RT_STALL_LOG=<file>`` (:func:`sampler_from_env`): each
@@ -37,6 +40,7 @@ from desktop_rt.ui.stall_causes import (
     ThreadTimes,
     attribute,
     frame_paths,
+    kernel_wait,
     stack_of,
     thread_times,
     top_causes,
@@ -78,6 +82,7 @@ class StallSampler(QObject):
         self._samples: collections.deque[ThreadSample] = collections.deque(maxlen=400)
         self._times: collections.deque[ThreadTimes] = collections.deque(maxlen=600)
         self._gc: collections.deque[GcPause] = collections.deque(maxlen=2000)
+        self._held: collections.deque[tuple[float, float]] = collections.deque(maxlen=600)
         self._gc_start: dict[int, float] = {}  # thread ident -> when its collection began
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -156,9 +161,18 @@ class StallSampler(QObject):
             clock.close()
 
     def _watch_with(self, clock: ThreadClock) -> None:
-        while not self._stop.wait(self._poll):
+        queued = 0.0  # the watchdog's own run-queue ms so far
+        while True:
+            asked = time.monotonic()
+            if self._stop.wait(self._poll):
+                return
             now = time.monotonic()
-            self._times.append(clock.read(now))
+            times = clock.read(now)
+            queue_now = times.times.get(self._watch_tid, (0, 0))[1] / 1e6
+            late = (now - asked - self._poll) * 1000  # waited for a core or for the GIL
+            self._held.append((now, max(0.0, late - (queue_now - queued))))
+            queued = queue_now
+            self._times.append(times)
             if now - self._beat > self.threshold:
                 self._sample(now)
             self._finish(final=False)
@@ -174,7 +188,8 @@ class StallSampler(QObject):
         }
         in_loop = ui is None or ui is self._loop_frame
         stack = (ui_frame(stack_of(ui), frame_paths(ui)),) + stack_of(ui)[1:]
-        self._samples.append(ThreadSample(now, stack, in_loop, others))
+        wait = kernel_wait(self._ui_tid)
+        self._samples.append(ThreadSample(now, stack, in_loop, others, wait))
 
     def _finish(self, final: bool) -> None:
         """Attribute the gaps whose end the CPU snapshots already cover (all of them if final)."""
@@ -197,7 +212,17 @@ class StallSampler(QObject):
         around = (before[-1], after[0]) if before and after else None
         samples = [s for s in list(self._samples) if start <= s.at <= end]
         pauses = [p for p in list(self._gc) if p.end > start and p.start < end]
-        stall = attribute(end, gap, self._ui_tid, around, samples, (self._watch_tid,), gc=pauses)
+        held = max((ms for at, ms in list(self._held) if start < at <= end + self._poll), default=0)
+        stall = attribute(
+            end,
+            gap,
+            self._ui_tid,
+            around,
+            samples,
+            (self._watch_tid,),
+            gc=pauses,
+            gil_wait_ms=held,
+        )
         self.stalls.append(stall)
         for callback in self.on_stall:
             callback(stall)
@@ -206,12 +231,15 @@ class StallSampler(QObject):
 def _writer(path: Path) -> Callable[[Stall], None]:
     def write(stall: Stall) -> None:
         log.warning(
-            "UI thread stalled %.0f ms: %s (ran %.0f ms, queued %.0f ms; busy: %s)",
+            "UI thread stalled %.0f ms: %s (ran %.0f ms, queued %.0f ms, GIL waited %.0f ms; "
+            "busy: %s; queued: %s)",
             stall.seconds * 1000,
             stall.cause,
             stall.ui_run_ms,
             stall.ui_queue_ms,
+            stall.gil_wait_ms,
             dict(stall.busy_threads),
+            dict(stall.queued_threads),
         )
         with path.open("a") as fh:
             fh.write(json.dumps(asdict(stall)) + "\n")

@@ -1,4 +1,4 @@
-"""Space as the hold-to-talk key of one window, robust to auto-repeat (an application event filter).
+"""Space as the hold-to-talk key of one window, robust to auto-repeat (an event filter).
 
 :class:`TalkKeyFilter` feeds every Space press and release to a
 :class:`~desktop_rt.live.talk_hold.TalkHold` and calls ``on_down``/``on_up`` when a hold starts
@@ -8,6 +8,12 @@ talk target has focus; anywhere else Space does what it normally does (types a s
 focused button). Releases and repeats of a hold are handled wherever the focus went meanwhile.
 On X11, :func:`enable_detectable_auto_repeat` asks the server to send no releases at all while
 a key is held (XKB detectable auto-repeat); the timing rule covers the servers that cannot.
+
+:meth:`TalkKeyFilter.install` puts the filter on the window and on the focus widget only,
+following the focus: key events go to the focus widget first, so it sees every Space, while the
+many other events of the application (timers, paints, queued signals) never enter Python for it.
+It also works installed on the whole application (``QApplication.installEventFilter``), where
+it returns at once for events other than keys and window deactivation.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import logging
 import time
 from collections.abc import Callable
 
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication, QKeyEvent
 from PySide6.QtWidgets import QApplication, QWidget
@@ -29,7 +36,7 @@ __all__ = ["TalkKeyFilter", "system_repeat_gap", "enable_detectable_auto_repeat"
 
 log = logging.getLogger(__name__)
 
-_KEYS = (QEvent.Type.KeyPress, QEvent.Type.KeyRelease)
+_WATCHED = frozenset((QEvent.Type.KeyPress, QEvent.Type.KeyRelease, QEvent.Type.WindowDeactivate))
 
 
 def enable_detectable_auto_repeat() -> bool:
@@ -63,7 +70,7 @@ def system_repeat_gap() -> float:
 
 
 class TalkKeyFilter(QObject):
-    """See the module docstring. Install it with ``QApplication.installEventFilter``."""
+    """See the module docstring. Install it with :meth:`install`."""
 
     def __init__(
         self,
@@ -83,6 +90,36 @@ class TalkKeyFilter(QObject):
         self._timer.setSingleShot(True)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
         self._timer.timeout.connect(self._expire)
+        self._focus: QWidget | None = None  # the focus widget the filter is installed on
+        self.installed = False
+
+    def install(self) -> None:
+        """Filter the window's events and the focus widget's, following the focus from now on."""
+        app = QApplication.instance()
+        if self.installed or not isinstance(app, QApplication):
+            return
+        self.installed = True
+        self._window.installEventFilter(self)
+        app.focusChanged.connect(self._follow_focus)
+        self._follow_focus(None, QApplication.focusWidget())
+
+    def uninstall(self) -> None:
+        """Stop filtering (the window closes); a hold under way is not ended (see :meth:`cancel`)."""
+        app = QApplication.instance()
+        if not self.installed or not isinstance(app, QApplication):
+            return
+        self.installed = False
+        app.focusChanged.disconnect(self._follow_focus)
+        self._follow_focus(None, None)
+        self._window.removeEventFilter(self)
+
+    def _follow_focus(self, _old: QWidget | None, new: QWidget | None) -> None:
+        old, self._focus = self._focus, None
+        if old is not None and old is not self._window and shiboken6.isValid(old):
+            old.removeEventFilter(self)
+        if new is not None and new is not self._window:
+            new.installEventFilter(self)
+            self._focus = new
 
     def cancel(self) -> None:
         """End a hold now (the window lost focus: its release will never arrive)."""
@@ -92,10 +129,13 @@ class TalkKeyFilter(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt naming
         kind = event.type()
-        if kind == QEvent.Type.WindowDeactivate and watched is self._window:
-            self.cancel()
+        if kind not in _WATCHED:
+            return False  # most events: nothing more is done for them
+        if kind == QEvent.Type.WindowDeactivate:
+            if watched is self._window:
+                self.cancel()
             return False
-        if kind not in _KEYS or not isinstance(event, QKeyEvent) or event.key() != TALK_KEY:
+        if not isinstance(event, QKeyEvent) or event.key() != TALK_KEY:
             return False
         focus = QApplication.focusWidget()
         if focus is not None and watched is not focus and watched is not self._window:

@@ -12,6 +12,7 @@ from desktop_rt.ui.stall_causes import (
     ThreadTimes,
     attribute,
     frame_paths,
+    kernel_wait,
     stack_of,
     thread_times,
     top_causes,
@@ -116,3 +117,45 @@ def test_the_gil_is_blamed_on_a_python_thread_not_a_busier_native_one():
     after = ThreadTimes(0.3, {UI: (2 * MS, 0), WORKER: (60 * MS, 0), native: (180 * MS, 0)})
     stall = attribute(0.3, 0.2, UI, (before, after), [], python={"202"})
     assert stall.cause == "gil: 202"
+
+
+def test_asleep_while_the_watchdog_waited_for_the_gil_is_a_preempted_holder():
+    before = ThreadTimes(0.0, {UI: (0, 0), WORKER: (0, 0)})
+    after = ThreadTimes(0.3, {UI: (2 * MS, 1 * MS), WORKER: (1 * MS, 150 * MS)})
+    stall = attribute(0.3, 0.2, UI, (before, after), [], python={"202"}, gil_wait_ms=180)
+    assert stall.cause == "gil: 202 without a core"
+    assert stall.queued_threads == {"202": 150.0} and stall.gil_wait_ms == 180
+
+
+def test_asleep_with_the_gil_free_is_qt_waiting():
+    before = ThreadTimes(0.0, {UI: (0, 0), WORKER: (0, 0)})
+    after = ThreadTimes(0.3, {UI: (2 * MS, 1 * MS), WORKER: (1 * MS, 150 * MS)})
+    sample = ThreadSample(0.1, ("app.py:main:3",), True, {}, "S do_sys_poll")
+    stall = attribute(0.3, 0.2, UI, (before, after), [sample], python={"202"}, gil_wait_ms=3)
+    assert stall.cause == "qt: waiting" and stall.ui_wait == "S do_sys_poll"
+
+
+def test_the_kernel_says_where_a_thread_sleeps():
+    lock = threading.Lock()
+    lock.acquire()
+    ready = threading.Event()
+    ids: list[int] = []
+
+    def blocked() -> None:
+        ids.append(threading.get_native_id())
+        ready.set()
+        lock.acquire()
+
+    thread = threading.Thread(target=blocked, daemon=True)
+    thread.start()
+    ready.wait(10)
+    waits = []
+    for _ in range(200):  # until it sleeps in the lock: a bounded poll of another thread
+        waits.append(kernel_wait(ids[0]))
+        if "futex" in waits[-1]:
+            break
+        threading.Event().wait(0.01)
+    lock.release()
+    thread.join(10)
+    assert waits[-1].startswith("S ") and "futex" in waits[-1], waits
+    assert kernel_wait(threading.get_native_id()) == "R"  # this thread runs

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
 import json
 import threading
@@ -88,3 +90,26 @@ def test_the_app_switch_writes_json_lines(qtbot, tmp_path, monkeypatch):
 def test_unset_switch_means_no_sampler(monkeypatch):
     monkeypatch.delenv(STALL_LOG_ENV, raising=False)
     assert sampler_from_env() is None
+
+
+def _sleep_holding_the_gil(done: threading.Event) -> None:
+    libc = ctypes.PyDLL(ctypes.util.find_library("c"))  # PyDLL: the GIL stays held in the call
+    libc.usleep(int(BLOCK_S * 1e6))
+    done.set()
+
+
+def test_a_gil_held_by_a_thread_that_does_not_run_is_told_from_an_idle_loop(qtbot):
+    sampler = StallSampler()
+    sampler.start()
+    qtbot.waitUntil(lambda: sampler.beats > 5, timeout=10_000)
+    done = threading.Event()
+    holder = threading.Thread(target=_sleep_holding_the_gil, args=(done,), name="gil-sleeper")
+    holder.start()
+    qtbot.waitUntil(done.is_set, timeout=30_000)
+    holder.join(10)
+    beats = sampler.beats
+    qtbot.waitUntil(lambda: sampler.beats > beats + 20, timeout=10_000)
+    stalls = sampler.stop()
+    longest = max(stalls, key=lambda s: s.seconds)
+    assert longest.cause.startswith("gil: "), longest
+    assert longest.gil_wait_ms >= 100, longest  # the watchdog waited for the GIL too

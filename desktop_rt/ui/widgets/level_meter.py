@@ -1,109 +1,186 @@
 """A microphone meter: input level and speech probability, with the hands-free threshold marked.
 
-Readings only store a value; a :class:`QTimer` repaints at ``fps`` when something changed
-(friture's rule: audio never drives painting). The top bar is the level in dBFS (-60..0), the
-bottom bar the speech probability (0..1) with a line at the voice-activity threshold: speech
-that crosses the line starts a turn in hands-free mode.
+Readings only store a value; a :class:`QTimer` paints frames at ``fps`` or the screen's rate,
+whichever is lower, and runs only while something is left to show: it starts with a reading and
+stops once a frame found nothing to repaint (friture's rule: audio never drives painting). A
+frame repaints only the strips whose pixels changed (:meth:`MeterFrame.changes`): the ends of
+the bars that moved and the peak mark; a colour change repaints its bar, a new threshold the
+whole meter. The top bar is the level in dBFS (-60..0), the bottom bar the speech probability
+(0..1) with a line at the voice-activity threshold: speech that crosses the line starts a turn
+in hands-free mode.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, QSize, Qt, QTimer
-from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette, QPen
+from dataclasses import dataclass, replace
+
+from PySide6.QtCore import QRect, QRectF, QSize, Qt, QTimer
+from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPaintEvent, QPalette, QPen, QRegion
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from desktop_rt.live.capture import LevelReading
 
-__all__ = ["LevelMeter"]
+__all__ = ["LevelMeter", "MeterFrame", "frame_interval_ms"]
 
 _FLOOR_DB = -60.0
+_HOT = 0.85  # the level bar turns orange from here
+_GAP = 3  # pixels between the two bars
+_EDGE = 4  # pixels around a moved bar end: its rounded corner (3) and antialiasing
+_MARK = 3  # pixels around the peak mark's x (a 2 px pen, antialiased)
+_PEAK_FALL = 0.02  # of the scale per frame
+
+
+def frame_interval_ms(fps: int, screen_hz: float) -> int:
+    """Milliseconds between frames: ``fps`` at most, and never faster than the screen."""
+    interval = 1000 / max(1, fps)
+    if screen_hz > 0:
+        interval = max(interval, 1000 / screen_hz)
+    return max(10, round(interval))
+
+
+@dataclass(frozen=True)
+class MeterFrame:
+    """What one frame shows: level, peak, speech probability and threshold, each 0..1."""
+
+    level: float = 0.0
+    peak: float = 0.0
+    speech: float = 0.0
+    threshold: float = 0.5
+
+    def changes(self, old: MeterFrame, width: int, height: int) -> list[QRect]:
+        """The rectangles of a ``width`` x ``height`` meter to repaint going from ``old`` to this."""
+        bar_h = (height - _GAP) // 2
+        rows = (QRect(0, 0, width, bar_h + 1), QRect(0, bar_h + 1, width, height - bar_h - 1))
+        if self.threshold != old.threshold:
+            return [QRect(0, 0, width, height)]
+        out: list[QRect] = []
+        if (self.level < _HOT) != (old.level < _HOT):
+            out.append(rows[0])  # the level bar changes colour
+        else:
+            out += _strips(rows[0], width, (old.level, self.level), _EDGE)
+            out += _marks(rows[0], width, (old.peak, self.peak))
+        if (self.speech >= self.threshold) != (old.speech >= self.threshold):
+            out.append(rows[1])  # speaking or not: the speech bar changes colour
+        else:
+            out += _strips(rows[1], width, (old.speech, self.speech), _EDGE)
+        return out
+
+
+def _strips(row: QRect, width: int, ends: tuple[float, float], margin: int) -> list[QRect]:
+    """The strip of ``row`` between a bar's old and new end, when they are different pixels."""
+    a, b = (round(width * v) for v in ends)
+    if a == b:
+        return []
+    left, right = min(a, b) - margin, max(a, b) + margin
+    return [QRect(left, row.top(), right - left + 1, row.height())]
+
+
+def _marks(row: QRect, width: int, xs: tuple[float, float]) -> list[QRect]:
+    """The old and the new mark of ``row`` when the mark moved by a pixel or more."""
+    old, new = (int(width * v) for v in xs)
+    if old == new:
+        return []
+    return [QRect(x - _MARK, row.top(), 2 * _MARK + 1, row.height()) for x in (old, new)]
 
 
 class LevelMeter(QWidget):
     def __init__(self, parent: QWidget | None = None, threshold: float = 0.5, fps: int = 30):
         super().__init__(parent)
-        self._level = 0.0  # 0..1 of the dB scale
-        self._speech = 0.0
-        self._peak = 0.0
-        self._threshold = threshold
-        self._dirty = True
+        self._now = MeterFrame(threshold=threshold)  # the latest readings
+        self._shown = self._now  # what the last frame painted
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setToolTip(
             "Top: input level. Bottom: how sure the voice detector is that you speak; "
             "the line is the hands-free threshold."
         )
+        screen = QGuiApplication.primaryScreen()
         self._timer = QTimer(self)
-        self._timer.setInterval(max(10, 1000 // fps))
+        self._timer.setInterval(frame_interval_ms(fps, screen.refreshRate() if screen else 0.0))
         self._timer.timeout.connect(self._tick)
-        self._timer.start()
         self.repaints = 0
+        """Paint events so far (tests, benchmarks)."""
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt naming
         return QSize(220, 22)
 
     @property
     def threshold(self) -> float:
-        return self._threshold
+        return self._now.threshold
 
     @property
     def level(self) -> float:
-        return self._level
+        return self._now.level
 
     @property
     def speech(self) -> float:
-        return self._speech
+        return self._now.speech
+
+    @property
+    def frame_interval_ms(self) -> int:
+        return self._timer.interval()
+
+    @property
+    def animating(self) -> bool:
+        """Whether the frame timer runs (it stops once there is nothing left to repaint)."""
+        return self._timer.isActive()
 
     def set_threshold(self, threshold: float) -> None:
-        self._threshold = min(1.0, max(0.0, float(threshold)))
-        self._dirty = True
+        self._changed(replace(self._now, threshold=min(1.0, max(0.0, float(threshold)))))
 
     def set_reading(self, reading: LevelReading) -> None:
         level = min(1.0, max(0.0, (reading.dbfs - _FLOOR_DB) / -_FLOOR_DB))
-        self._level = level
-        self._peak = max(self._peak, level)
-        if reading.speech is not None:
-            self._speech = reading.speech
-        self._dirty = True
+        speech = self._now.speech if reading.speech is None else reading.speech
+        self._changed(
+            replace(self._now, level=level, peak=max(self._now.peak, level), speech=speech)
+        )
 
     def reset(self) -> None:
-        self._level = self._speech = self._peak = 0.0
-        self._dirty = True
+        self._changed(MeterFrame(threshold=self._now.threshold))
+
+    def _changed(self, frame: MeterFrame) -> None:
+        self._now = frame
+        if not self._timer.isActive():
+            self._timer.start()
 
     def _tick(self) -> None:
-        self._peak = max(self._level, self._peak - 0.02)
-        if self._dirty or self._peak > self._level:
-            self._dirty = False
-            self.update()
+        now = self._now
+        self._now = replace(now, peak=max(now.level, now.peak - _PEAK_FALL))
+        rects = self._now.changes(self._shown, self.width(), self.height())
+        self._shown = self._now
+        if not rects:
+            if self._now.peak <= self._now.level:
+                self._timer.stop()  # nothing moves until the next reading
+            return
+        region = QRegion()
+        for rect in rects:
+            region = region.united(rect)
+        self.update(region)
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt naming
+        """Draw the last frame (:attr:`_shown`); Qt clips it to the region that changed."""
         self.repaints += 1
+        frame = self._shown
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         pal = self.palette()
         w, h = self.width(), self.height()
-        gap = 3
-        bar_h = (h - gap) / 2
-        trough = pal.color(QPalette.ColorRole.Midlight)
-        for row in range(2):
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(trough)
-            painter.drawRoundedRect(QRectF(0, row * (bar_h + gap), w, bar_h), 3, 3)
-        level_color = QColor("#3f9c5a") if self._level < 0.85 else QColor("#d9822b")
-        painter.setBrush(level_color)
-        painter.drawRoundedRect(QRectF(0, 0, w * self._level, bar_h), 3, 3)
-        peak_x = w * self._peak
-        painter.setPen(QPen(level_color.darker(130), 2))
-        painter.drawLine(int(peak_x), 1, int(peak_x), int(bar_h) - 1)
-        speaking = self._speech >= self._threshold
-        speech_color = (
-            pal.color(QPalette.ColorRole.Highlight)
-            if speaking
-            else pal.color(QPalette.ColorRole.Mid)
-        )
+        bar_h = (h - _GAP) / 2
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(speech_color)
-        painter.drawRoundedRect(QRectF(0, bar_h + gap, w * self._speech, bar_h), 3, 3)
-        x = w * self._threshold
+        painter.setBrush(pal.color(QPalette.ColorRole.Midlight))
+        for row in range(2):
+            painter.drawRoundedRect(QRectF(0, row * (bar_h + _GAP), w, bar_h), 3, 3)
+        level_color = QColor("#3f9c5a") if frame.level < _HOT else QColor("#d9822b")
+        painter.setBrush(level_color)
+        painter.drawRoundedRect(QRectF(0, 0, w * frame.level, bar_h), 3, 3)
+        peak_x = int(w * frame.peak)
+        painter.setPen(QPen(level_color.darker(130), 2))
+        painter.drawLine(peak_x, 1, peak_x, int(bar_h) - 1)
+        speaking = frame.speech >= frame.threshold
+        role = QPalette.ColorRole.Highlight if speaking else QPalette.ColorRole.Mid
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(pal.color(role))
+        painter.drawRoundedRect(QRectF(0, bar_h + _GAP, w * frame.speech, bar_h), 3, 3)
+        x = int(w * frame.threshold)
         painter.setPen(QPen(pal.color(QPalette.ColorRole.Text), 2))
-        painter.drawLine(int(x), int(bar_h + gap - 2), int(x), h)
+        painter.drawLine(x, int(bar_h + _GAP - 2), x, h)
         painter.end()
