@@ -2,8 +2,10 @@
 
 Quitting goes in one order: the window closes, the controller saves the last words and stops its
 helper threads, :attr:`AppController.shut_down` ends the event loop, then
-:meth:`DesktopApp.dispose` deletes the tray, the overlay and the window (with the controller) on
-the UI thread, before the interpreter shuts down. See docs/design/app.md, "Quitting".
+:meth:`DesktopApp.dispose` waits for the window's own helper threads (history, caption sharing,
+dictation) and deletes the tray, the overlay and the window (with the controller) on the UI
+thread, before the interpreter shuts down. SIGTERM and SIGINT start the same quit from the event
+loop (:func:`quit_on_signals`). See docs/design/app.md, "Quitting".
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ import logging
 import os
 import signal
 import sys
+import threading
+import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from types import FrameType
@@ -45,6 +50,8 @@ __all__ = [
     "AUDIO_FILE_ENV",
     "binding_problem",
     "freeze_heap_when_ready",
+    "quit_on_signals",
+    "threads_left",
 ]
 
 log = logging.getLogger(__name__)
@@ -93,6 +100,13 @@ class DesktopApp:
         if not self.controller.stopped.is_set():
             raise RuntimeError("dispose() before the controller shut down")
         self.window.history.close_store(timeout)
+        # Sharing and dictation start and stop on helper threads that emit into the window's
+        # objects; what they were given before the window closed ends before it is deleted.
+        for helper in (self.window.share.shutdown(), self.window.dictation.shutdown()):
+            try:
+                helper.result(timeout)
+            except TimeoutError:
+                log.warning("a helper thread was still busy after %.0f s at quit", timeout)
         self.tray.hide()
         for obj in (self.tray, self.tray.menu, self.window.overlay, self.window):
             if shiboken6.isValid(obj):
@@ -184,7 +198,7 @@ def run_app(args: object = None) -> int:
     app.setWindowIcon(desktop.window.windowIcon())
     desktop.controller.bridge.server_state.connect(freeze_heap_when_ready)
     desktop.controller.shut_down.connect(app.quit)
-    _quit_on_signals(app, desktop)
+    quit_on_signals(app, desktop)
     sampler = sampler_from_env()  # DESKTOP_RT_STALL_LOG: what blocks the UI thread, if asked
     desktop.start()
     code = app.exec()
@@ -196,16 +210,44 @@ def run_app(args: object = None) -> int:
             )
     if desktop.controller.stopped.is_set():
         desktop.dispose()
+    left = threads_left(EXIT_JOIN_SECONDS)
+    if left:
+        # Everything is saved by now. A thread past its join (a hung driver, a starved machine)
+        # would run on while the interpreter tears down the modules and objects it is using:
+        # the crash class of issue 17. End the process without that teardown instead.
+        log.warning("threads still running as the app exits: %s; exiting now", ", ".join(left))
+        logging.shutdown()
+        os._exit(code)
     return code
 
 
-def _quit_on_signals(app: QApplication, desktop: DesktopApp) -> None:
+EXIT_JOIN_SECONDS = 10.0
+"""How long the app waits, once it has shut down, for threads still ending before it exits."""
+
+
+def threads_left(timeout: float = 0.0) -> list[str]:
+    """The names of Python threads other than the main one still alive after joining each, in
+    ``timeout`` seconds in all (threads not started by Python cannot be joined and are skipped)."""
+    deadline = time.monotonic() + timeout
+    main = threading.main_thread()
+    left = []
+    for thread in threading.enumerate():
+        if thread is main or isinstance(thread, threading._DummyThread):
+            continue
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            left.append(thread.name)
+    return sorted(left)
+
+
+def quit_on_signals(app: QApplication, desktop: DesktopApp) -> Callable[[], None]:
     """SIGTERM / SIGINT (logout, ``kill``, Ctrl+C) close the app as the Quit menu does.
 
     The window closes (its geometry is saved), the controller saves the last turn and stops the
     server, then the event loop ends and the process exits 0. A second signal while that runs
     gets the default action (the process ends at once). Python runs signal handlers only when
     the interpreter gets control, so a timer wakes it a few times a second while Qt's loop runs.
+    Returns a function that puts back the handlers there were before and stops the timer.
     """
 
     def quit_now() -> None:
@@ -221,9 +263,16 @@ def _quit_on_signals(app: QApplication, desktop: DesktopApp) -> None:
         # two events. A SIGTERM during start-up once ran shutdown() inside start_listening().
         QTimer.singleShot(0, quit_now)
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, request_quit)
+    before = {sig: signal.signal(sig, request_quit) for sig in (signal.SIGINT, signal.SIGTERM)}
     wake = QTimer(app)
     wake.setInterval(200)
     wake.timeout.connect(lambda: None)
     wake.start()
+
+    def restore() -> None:
+        wake.stop()
+        wake.deleteLater()
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+    return restore

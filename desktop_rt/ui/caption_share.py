@@ -13,7 +13,7 @@ stays, so the next start shares again).
 from __future__ import annotations
 
 import secrets
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -54,6 +54,7 @@ class CaptionShareControl(QObject):
         self.state = ShareState(False, message="Captions are not shared.")
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="desktop-rt-share")
         self._closed = False
+        self._done: Future[None] | None = None
         self.state_changed.connect(self._remember)
         controller.bridge.server_state.connect(self._server_changed)
         self._server_changed(controller.server_state)
@@ -78,12 +79,14 @@ class CaptionShareControl(QObject):
 
         ShareCaptionsDialog(self, parent).exec()
 
-    def shutdown(self) -> None:
-        """Stop sharing (on the helper thread); the setting is kept."""
-        if not self._closed:
+    def shutdown(self) -> Future[None]:
+        """Stop sharing (on the helper thread); the setting is kept. The future is done once the
+        helper thread has finished all it was given. Calling it again is harmless."""
+        if self._done is None:
             self._closed = True
-            self._pool.submit(self.share.stop)
+            self._done = self._pool.submit(self.share.stop)
             self._pool.shutdown(wait=False)
+        return self._done
 
     def _save(self, share: ShareSettings) -> None:
         s = self.controller.settings

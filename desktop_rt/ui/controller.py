@@ -32,6 +32,7 @@ from desktop_rt.live.session import LiveSession, LiveSettings
 from desktop_rt.live.source_choice import source_for as default_source
 from desktop_rt.ui.bridge import EngineBridge, ServerState, SessionClosed, StoreProblem
 from desktop_rt.ui.file_import import FileImporter
+from desktop_rt.ui.publish_gate import PublishGate
 
 if TYPE_CHECKING:
     from desktop_rt.engine.server.server import RealtimeServer
@@ -92,16 +93,16 @@ class AppController(QObject):
         super().__init__(parent)
         self.settings = settings
         self.bridge = EngineBridge(self)
+        self._publish = PublishGate(self.bridge.publish)  # engine threads: closed at shut_down
         self._source_factory = source_factory
         self._persist = persist_settings
         self.engine = EmbeddedServer(
-            reporting_failures(backend_factory), self.bridge.publish, owns_backend=owns_backend
+            reporting_failures(backend_factory), self._publish, owns_backend=owns_backend
         )
         self._server_usable = self._awaiting_restart = False
         self.server_state = ServerState("stopped", settings.transcription.model_id)
         self.live: LiveSession | MeetingSession | None = None
-        self._listening = self._talking = self._recording = False
-        self._shutting_down = False
+        self._listening = self._talking = self._recording = self._shutting_down = False
         self._stopping: threading.Thread | None = None
         self._threads: list[threading.Thread] = []
         self._shutdown_thread: threading.Thread | None = None
@@ -115,13 +116,12 @@ class AppController(QObject):
         self.bridge.server_state.connect(self._on_server_state)
         self._stopped.connect(self._after_stop)
         self._finished.connect(self._after_shutdown)
-        self._clients_timer = QTimer(self)
-        self._clients_timer.setInterval(1000)
+        self._clients_timer = QTimer(self, interval=1000)
         self._clients_timer.timeout.connect(self._poll_clients)
         self._clients = 0
 
     def _open_writer(self, history_path: Path | None) -> StoreWriter | None:
-        publish = self.bridge.publish
+        publish = self._publish
         writer, note = open_history_writer(history_path, lambda text: publish(StoreProblem(text)))
         if note:  # the window connects after this constructor: show it on the next loop turn
             QTimer.singleShot(0, lambda: self.bridge.store_problem.emit(note))
@@ -217,7 +217,7 @@ class AppController(QObject):
             self.settings,
             writer=self.writer,
             model=self.server_state.model,
-            publish=self.bridge.publish,
+            publish=self._publish,
             on_closed=self._session_closed,
         )
         with self._sessions_cond:
@@ -232,7 +232,7 @@ class AppController(QObject):
 
     def _session_closed(self, uid: str) -> None:
         """A live session ended (server thread): its last transcript is saved."""
-        self.bridge.publish(SessionClosed(uid))
+        self._publish(SessionClosed(uid))
         with self._sessions_cond:  # last: shutdown() may delete the bridge once this is seen
             self._open_sessions.pop(uid, None)
             self._sessions_cond.notify_all()
@@ -344,7 +344,7 @@ class AppController(QObject):
             self.engine.stop()
             if not self._shutting_down:
                 s = self.settings
-                self.bridge.publish(
+                self._publish(
                     ServerState(
                         "starting", s.transcription.model_id, message="Restarting the server…"
                     )
@@ -363,9 +363,9 @@ class AppController(QObject):
         """Save everything and stop; emits :attr:`shut_down` when done (never blocks).
 
         The helper threads are joined in order (microphone, restarts, the server's start, the
-        sessions' last transcripts, the history writer); the last thing the shutdown helper does
-        is to post :attr:`_finished`, and the UI thread joins it before :attr:`stopped` and
-        :attr:`shut_down`. So no helper thread touches a Qt object once those are out.
+        sessions' last transcripts, the model's unload, the history writer); the shutdown helper
+        last posts :attr:`_finished`, and the UI thread joins it, closes the publish gate, then
+        sets :attr:`stopped` and emits :attr:`shut_down`: no engine thread emits after that.
         """
         if self._shutting_down:
             return
@@ -395,5 +395,6 @@ class AppController(QObject):
     def _after_shutdown(self) -> None:
         if self._shutdown_thread is not None:
             self._shutdown_thread.join()
+        self._publish.close()
         self.stopped.set()
         self.shut_down.emit()
