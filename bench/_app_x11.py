@@ -70,38 +70,27 @@ class _ArrivalWatch:
 
 
 NICE_MODES = {
-    "all": "Engine threads niced as shipped.",
+    "all": "Every engine thread niced, the server and inference threads too (--engine-nice all; "
+    "the app until 2026-12-01).",
     "none": "Engine threads not niced (--engine-nice none).",
-    "model": "Only the model's native threads niced: the model loaded on a niced thread, the "
-    "server and inference threads at normal priority (--engine-nice model).",
+    "model": "Only the model's native threads niced, as shipped: the model loaded on a niced "
+    "thread, the server and inference threads at normal priority (--engine-nice model).",
 }
 
 
-def _niced_load(factory):
-    """``factory`` run on a new thread at the engine's lower priority: the model's native compute
-    threads, created while it loads, inherit it; the caller's thread keeps its own."""
+def _nice_start_thread() -> None:
+    """Lower the priority of the thread that starts the engine too (the server and inference
+    threads it starts inherit it), as the app did until 2026-12-01."""
     from desktop_rt.live import embedded_server
 
-    lower = embedded_server.lower_thread_priority
+    cls = embedded_server.EmbeddedServer
+    start_here = cls.start_here
 
-    def load(spec):
-        box: dict = {}
+    def niced(self, settings, spec):
+        embedded_server.lower_thread_priority()
+        return start_here(self, settings, spec)
 
-        def run() -> None:
-            lower()
-            try:
-                box["backend"] = factory(spec)
-            except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread
-                box["error"] = exc
-
-        thread = threading.Thread(target=run, name="niced-model-load")
-        thread.start()
-        thread.join()
-        if "error" in box:
-            raise box["error"]
-        return box["backend"]
-
-    return load
+    cls.start_here = niced
 
 
 def child(wav: str, out: str, seconds: float, nice: str) -> None:
@@ -115,11 +104,11 @@ def child(wav: str, out: str, seconds: float, nice: str) -> None:
     from desktop_rt.ui.stall_causes import cpu_by_name, thread_times
     from desktop_rt.ui.stall_sampler import StallSampler
 
-    backend_factory = default_backend
-    if nice != "all":  # the engine's Python threads at the UI's priority, to see what it costs
-        if nice == "model":
-            backend_factory = _niced_load(default_backend)
+    backend_factory = default_backend  # the app loads it niced (embedded_server.load_niced)
+    if nice == "none":  # every engine thread at the UI's priority, to see what niceness buys
         embedded_server.lower_thread_priority = lambda niceness=0: None
+    elif nice == "all":  # the server and inference threads niced too, as shipped until 12-01
+        _nice_start_thread()
     app = QApplication([])
     app.setQuitOnLastWindowClosed(False)  # as the app: quit once the last words are saved
     watch: list[_ArrivalWatch] = []

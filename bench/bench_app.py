@@ -461,9 +461,9 @@ def main(argv=None) -> int:
     p.add_argument(
         "--engine-nice",
         choices=("all", "none", "model"),
-        default="all",
-        help="x11: the engine's threads niced as shipped (all), none, or only the model's native "
-        "threads (model: loaded on a niced thread)",
+        default="model",
+        help="x11: only the model's native threads niced, as shipped (model: loaded on a niced "
+        "thread), none, or every engine thread (all: the app until 2026-12-01)",
     )
     p.add_argument(
         "--no-engine-nice",

@@ -6,8 +6,9 @@ and starts the server on a helper thread, reporting :class:`ServerState` values 
 of the built-in model (:class:`~desktop_rt.engine.models.repair_notice.RepairNotice`);
 :meth:`~EmbeddedServer.stop` (blocking: call it on a helper thread) waits for a start still
 under way, then stops the server and closes the backend. The functions below it:
-:func:`lower_thread_priority` (the helper thread calls it first, so the server, worker and model
-threads inherit it) and :func:`start_embedded_server`, which blocks until the server listens.
+:func:`load_niced` (the model loads on a thread at :func:`lower_thread_priority`, so its native
+compute threads inherit it while the server and inference threads keep the UI's priority) and
+:func:`start_embedded_server`, which blocks until the server listens.
 Nothing here touches Qt.
 """
 
@@ -33,6 +34,7 @@ __all__ = [
     "ENGINE_NICENESS",
     "ServerState",
     "EmbeddedServer",
+    "load_niced",
     "lower_thread_priority",
     "start_embedded_server",
 ]
@@ -80,6 +82,7 @@ class EmbeddedServer:
 
     def start(self, settings: ServerSettings, spec: str, message: str) -> None:
         """Publish "starting" with ``message``, then load and start on a helper thread."""
+        log.info("loading the speech model %s", spec)
         self._publish(ServerState("starting", spec, message=message))
         if self._unwatch is None:
             self._unwatch = watch_repairs(self._publish)
@@ -107,10 +110,9 @@ class EmbeddedServer:
         from desktop_rt.engine.models.kinds import describe_model
         from desktop_rt.engine.server.server import ServerError
 
-        lower_thread_priority()  # the server, worker and model threads inherit it
         model = describe_model(spec)
         try:
-            self._backend = self._backend_factory(spec)
+            self._backend = load_niced(self._backend_factory, spec)
         except (DesktopRtError, OSError, RuntimeError, ValueError) as exc:
             message = f"The speech model could not be loaded: {exc}"
             self._publish(ServerState("failed", model, message=message))
@@ -141,6 +143,30 @@ class EmbeddedServer:
         backend, self._backend = self._backend, None
         if backend is not None and self._owns_backend:
             backend.close()
+
+
+def load_niced(factory: Callable[[str], AsrBackend], spec: str) -> AsrBackend:
+    """``factory(spec)`` run on a thread of its own at the engine's lower priority, returned (or
+    its error raised) here. The model's native compute threads, created while it loads, inherit
+    that priority; the caller's thread, and the server and inference threads it starts next,
+    keep the UI's: a Python thread niced and waiting for a core while holding the GIL stalled
+    the UI thread (docs/design/app.md, "The UI thread")."""
+    loaded: list[AsrBackend] = []
+    errors: list[BaseException] = []
+
+    def load() -> None:
+        lower_thread_priority()
+        try:
+            loaded.append(factory(spec))
+        except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=load, name="desktop-rt-model-load", daemon=True)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+    return loaded[0]
 
 
 def lower_thread_priority(niceness: int = ENGINE_NICENESS) -> None:
