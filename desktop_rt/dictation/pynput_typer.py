@@ -16,7 +16,6 @@ commands); the listener tells it which keys are down. A character pynput cannot 
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +27,7 @@ from desktop_rt.dictation.pynput_listener import (
     load_keyboard,
     start_listener,
 )
+from desktop_rt.dictation.text_queue import TextQueue
 
 __all__ = ["PynputTyper", "HeldKeys"]
 
@@ -82,9 +82,7 @@ class PynputTyper:
     ):
         self._on_error = on_error or (lambda message: None)
         self.permission = permission
-        self._queue: queue.Queue[str | None] = queue.Queue()
-        self._pending = 0
-        self._idle = threading.Condition()
+        self._texts = TextQueue()
         self.held = HeldKeys()
         self._keyboard: Any = None
         self._controller: Any = None
@@ -102,18 +100,15 @@ class PynputTyper:
         self._thread.start()
 
     def type_text(self, text: str) -> None:
-        with self._idle:
-            self._pending += 1
-        self._queue.put(text)
+        self._texts.put(text)
 
     def wait_idle(self, timeout: float) -> bool:
         """True once everything queued so far was typed (False after ``timeout`` seconds)."""
-        with self._idle:
-            return self._idle.wait_for(lambda: self._pending == 0, timeout)
+        return self._texts.wait_idle(timeout)
 
     def stop(self) -> None:
         self.held.wake()
-        self._queue.put(None)
+        self._texts.close()
         if self._thread is not None:
             self._thread.join(10)
             self._thread = None
@@ -141,7 +136,7 @@ class PynputTyper:
     # ---- the typing thread ------------------------------------------------------------------
 
     def _run(self) -> None:
-        while (text := self._queue.get()) is not None:
+        for text in self._texts.texts():
             try:
                 if self.held.wait_none():
                     self._type(text)
@@ -149,9 +144,7 @@ class PynputTyper:
                 log.exception("typing failed")
                 self._on_error(f"Dictation could not type into the focused window: {exc}")
             finally:
-                with self._idle:
-                    self._pending -= 1
-                    self._idle.notify_all()
+                self._texts.done()
 
     def _type(self, text: str) -> None:
         """Type ``text``; a character pynput cannot type is skipped and the rest typed."""

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import abc
 import os
-import queue
 import shutil
 import subprocess
 import tempfile
@@ -31,6 +30,7 @@ import threading
 from collections.abc import Callable, Mapping
 
 from desktop_rt.dictation.errors import DictationError
+from desktop_rt.dictation.text_queue import TextQueue
 
 __all__ = ["CommandTyper", "WtypeTyper", "YdotoolTyper"]
 
@@ -49,9 +49,7 @@ class CommandTyper(abc.ABC):
     ):
         self._env = dict(os.environ if env is None else env)
         self._on_error = on_error or (lambda message: None)
-        self._queue: queue.Queue[str | None] = queue.Queue()
-        self._pending = 0
-        self._idle = threading.Condition()
+        self._texts = TextQueue()
         self._thread: threading.Thread | None = None
         self.path = ""
 
@@ -67,16 +65,13 @@ class CommandTyper(abc.ABC):
         self._thread.start()
 
     def type_text(self, text: str) -> None:
-        with self._idle:
-            self._pending += 1
-        self._queue.put(text)
+        self._texts.put(text)
 
     def wait_idle(self, timeout: float) -> bool:
-        with self._idle:
-            return self._idle.wait_for(lambda: self._pending == 0, timeout)
+        return self._texts.wait_idle(timeout)
 
     def stop(self) -> None:
-        self._queue.put(None)
+        self._texts.close()
         if self._thread is not None:
             self._thread.join(30)
             self._thread = None
@@ -89,7 +84,7 @@ class CommandTyper(abc.ABC):
         return 10 + _SECONDS_PER_CHAR * len(text)
 
     def _run(self) -> None:
-        while (text := self._queue.get()) is not None:
+        for text in self._texts.texts():
             try:
                 done = self.run_tool(text)
                 if done.returncode != 0:
@@ -97,9 +92,7 @@ class CommandTyper(abc.ABC):
             except (OSError, subprocess.TimeoutExpired) as exc:
                 self._failed(str(exc))
             finally:
-                with self._idle:
-                    self._pending -= 1
-                    self._idle.notify_all()
+                self._texts.done()
 
     def _failed(self, output: str) -> None:
         lines = [line.strip() for line in output.splitlines() if line.strip()]

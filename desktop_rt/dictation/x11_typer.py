@@ -15,7 +15,6 @@ right after the key press). ``on_error(message)`` reports a failure of the threa
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 from collections.abc import Callable
 
@@ -24,6 +23,7 @@ from Xlib.ext import xtest
 
 from desktop_rt.dictation.errors import DictationError
 from desktop_rt.dictation.keys import keysym_for
+from desktop_rt.dictation.text_queue import TextQueue
 
 __all__ = ["X11Typer"]
 
@@ -41,9 +41,7 @@ class X11Typer:
     ):
         self._display_name = display_name
         self._on_error = on_error or (lambda message: None)
-        self._queue: queue.Queue[str | None] = queue.Queue()
-        self._pending = 0
-        self._idle = threading.Condition()
+        self._texts = TextQueue()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._display: display.Display | None = None
@@ -65,18 +63,15 @@ class X11Typer:
         self._thread.start()
 
     def type_text(self, text: str) -> None:
-        with self._idle:
-            self._pending += 1
-        self._queue.put(text)
+        self._texts.put(text)
 
     def wait_idle(self, timeout: float) -> bool:
         """True once everything queued so far was typed (False after ``timeout`` seconds)."""
-        with self._idle:
-            return self._idle.wait_for(lambda: self._pending == 0, timeout)
+        return self._texts.wait_idle(timeout)
 
     def stop(self) -> None:
         self._stop.set()
-        self._queue.put(None)
+        self._texts.close()
         if self._thread is not None:
             self._thread.join(10)
             self._thread = None
@@ -88,7 +83,7 @@ class X11Typer:
     # ---- the typing thread ----------------------------------------------------------------------
 
     def _run(self) -> None:
-        while (text := self._queue.get()) is not None:
+        for text in self._texts.texts():
             try:
                 self._wait_keys_released()
                 for segment in self._segments(text):
@@ -105,9 +100,7 @@ class X11Typer:
             except ValueError as exc:  # a control character: skipped, the rest is typed
                 log.warning("dictation skipped a character: %s", exc)
             finally:
-                with self._idle:
-                    self._pending -= 1
-                    self._idle.notify_all()
+                self._texts.done()
 
     def _wait_keys_released(self) -> None:
         """Wait while any key is down: held modifiers would turn letters into commands, and
