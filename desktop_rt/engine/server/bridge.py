@@ -52,7 +52,14 @@ from desktop_rt.engine.protocol.events import (
 from desktop_rt.engine.protocol.session import RealtimeSession
 from desktop_rt.engine.protocol.translation import TranslationLedger
 
-__all__ = ["EventSink", "SessionBridge", "LocalSession", "LOCAL_FORMAT", "english_translator"]
+__all__ = [
+    "EventSink",
+    "SessionBridge",
+    "LocalSession",
+    "LOCAL_FORMAT",
+    "apply_result",
+    "english_translator",
+]
 
 EventSink = Callable[[Sequence[ServerEvent]], None]
 LOCAL_FORMAT = AudioFormat(PCM16, SAMPLE_RATE)
@@ -138,15 +145,7 @@ class SessionBridge:
     def _apply(self, result: WorkerResult) -> None:
         if self.closed:
             return
-        session = self.session
-        if isinstance(result, WordsResult):
-            session.recognizer_words(result.item_id, result.committed, result.tentative)
-        elif isinstance(result, FlushedResult):
-            session.recognizer_flushed(result.item_id, result.committed, final=result.final)
-        elif isinstance(result, ConsumedResult):
-            session.audio_consumed(result.seconds)
-        elif isinstance(result, FailedResult):
-            session.recognizer_failed(result.message)
+        apply_result(self.session, result)
         self.pump()
 
     def _from_translation(self, result: WorkerResult) -> None:
@@ -204,6 +203,18 @@ class SessionBridge:
             self.translation.close()
             self.translation = None
             self._ledger = TranslationLedger(self.session.emit_tentative)
+
+
+def apply_result(session: RealtimeSession, result: WorkerResult) -> None:
+    """Hand one of the inference worker's results to the session it belongs to."""
+    if isinstance(result, WordsResult):
+        session.recognizer_words(result.item_id, result.committed, result.tentative)
+    elif isinstance(result, FlushedResult):
+        session.recognizer_flushed(result.item_id, result.committed, final=result.final)
+    elif isinstance(result, ConsumedResult):
+        session.audio_consumed(result.seconds)
+    elif isinstance(result, FailedResult):
+        session.recognizer_failed(result.message)
 
 
 def english_translator(runtime: object) -> TranscriberFactory | None:

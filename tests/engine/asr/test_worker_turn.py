@@ -18,9 +18,6 @@ from desktop_rt.core_types import Word
 from desktop_rt.engine.asr.backend import BackendTraits
 from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
 from desktop_rt.engine.asr.worker import (
-    ConsumedResult,
-    FailedResult,
-    FlushedResult,
     InferenceWorker,
     WordsResult,
     WorkerConfig,
@@ -28,6 +25,7 @@ from desktop_rt.engine.asr.worker import (
 )
 from desktop_rt.engine.audio.codecs import float_to_pcm16
 from desktop_rt.engine.protocol.events import AudioChunk, Command
+from desktop_rt.engine.server.bridge import apply_result
 from tests.support.scripted_backend import (
     PassStyle,
     ScriptedBackend,
@@ -117,7 +115,7 @@ class Bridged:
             self.stream.submit([self._ramped(c) for c in commands])
             self.worker.run_due_turn()
             for result in self.delivered:
-                self._apply(result)
+                apply_result(self.session, result)
             self.delivered.clear()
             self.events += drain(self.session)
         raise AssertionError("the worker did not drain")
@@ -128,17 +126,6 @@ class Bridged:
         samples = ramp(self.at, len(command.samples))
         self.at += len(samples)
         return AudioChunk(command.item_id, samples)
-
-    def _apply(self, result: WorkerResult) -> None:
-        session = self.session
-        if isinstance(result, WordsResult):
-            session.recognizer_words(result.item_id, result.committed, result.tentative)
-        elif isinstance(result, FlushedResult):
-            session.recognizer_flushed(result.item_id, result.committed, final=result.final)
-        elif isinstance(result, ConsumedResult):
-            session.audio_consumed(result.seconds)
-        elif isinstance(result, FailedResult):
-            session.recognizer_failed(result.message)
 
     def of_type(self, kind: str) -> list[dict]:
         return [e for e in self.events if e["type"] == kind]
