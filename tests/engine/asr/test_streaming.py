@@ -674,28 +674,3 @@ def test_a_block_backend_hears_whole_blocks_and_its_forced_prefix_loses_nothing(
             assert first_prefix == last_prompt + 1
         if prefix:  # a forced word ended at most a second before the window
             assert 0.5 * int(prefix.split()[0].strip("w.")) + 0.45 > start - 1.0
-
-
-@pytest.mark.parametrize("floor", [0.0, 0.35])
-def test_unsure_committed_words_stay_out_of_the_prompt(floor):
-    """A decoder copies a misspelling its prompt holds ("ild-sposed", then "ld-sposed"), so
-    committed words less sure than ``prompt_min_probability`` (any piece of a written word)
-    are left out of it; the transcript keeps them."""
-    from tests.support.scripted_backend import PassStyle, ScriptedBackend, Truth, TruthWord, ramp
-
-    first = [TruthWord(0, 0.5, 0.9, hyphenated=True), TruthWord(1, 0.95, 1.25)]
-    first += [TruthWord(2, 1.3, 1.6, sentence_end=True)]
-    second = [TruthWord(i, 3.5 + 0.35 * (i - 3), 3.8 + 0.35 * (i - 3)) for i in range(3, 9)]
-    truth = Truth(tuple(first + second))
-    backend = ScriptedBackend(truth, [PassStyle(unsure_onset=1, unsure=0.2)])
-    config = StreamingConfig(vad=False, trim_seconds=3.0, prompt_min_probability=floor)
-    tr = StreamingTranscriber(backend, config)
-    committed = _feed_ramp(tr, ramp(0, 16000 * 7))  # the first word unsure in every pass
-    committed += tr.finish().committed
-    assert "".join(w.text for w in committed).startswith(" w0-p0 w1 w2.")
-    prompts = [p for _, _, p in backend.calls if p]
-    assert prompts, backend.calls
-    if floor:
-        assert all(p.startswith("w1 w2.") for p in prompts), prompts
-    else:
-        assert all(p.startswith("w0-p0 w1 w2.") for p in prompts), prompts

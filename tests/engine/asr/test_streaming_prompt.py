@@ -1,0 +1,42 @@
+"""What the streaming engine puts in the backend's prompt: committed text, less unsure words."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
+from tests.support.scripted_backend import PassStyle, ScriptedBackend, Truth, TruthWord, ramp
+
+CHUNK = 1600  # 100 ms
+
+
+def feed(tr: StreamingTranscriber, audio: np.ndarray) -> list:
+    committed = []
+    for i in range(0, len(audio), CHUNK):
+        tr.insert_audio(audio[i : i + CHUNK])
+        committed += tr.process().committed
+    return committed
+
+
+@pytest.mark.parametrize("floor", [0.0, 0.35])
+def test_unsure_committed_words_stay_out_of_the_prompt(floor):
+    """A decoder copies a misspelling its prompt holds ("ild-sposed", then "ld-sposed"), so
+    committed words less sure than ``prompt_min_probability`` (any piece of a written word)
+    are left out of it; the transcript keeps them."""
+    first = [TruthWord(0, 0.5, 0.9, hyphenated=True), TruthWord(1, 0.95, 1.25)]
+    first += [TruthWord(2, 1.3, 1.6, sentence_end=True)]
+    second = [TruthWord(i, 3.5 + 0.35 * (i - 3), 3.8 + 0.35 * (i - 3)) for i in range(3, 9)]
+    truth = Truth(tuple(first + second))
+    backend = ScriptedBackend(truth, [PassStyle(unsure_onset=1, unsure=0.2)])
+    config = StreamingConfig(vad=False, trim_seconds=3.0, prompt_min_probability=floor)
+    tr = StreamingTranscriber(backend, config)
+    committed = feed(tr, ramp(0, 16000 * 7))  # the first word unsure in every pass
+    committed += tr.finish().committed
+    assert "".join(w.text for w in committed).startswith(" w0-p0 w1 w2.")
+    prompts = [p for _, _, p in backend.calls if p]
+    assert prompts, backend.calls
+    if floor:
+        assert all(p.startswith("w1 w2.") for p in prompts), prompts
+    else:
+        assert all(p.startswith("w0-p0 w1 w2.") for p in prompts), prompts
