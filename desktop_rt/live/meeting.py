@@ -79,8 +79,12 @@ class _Stream:
         server: RealtimeServer,
         on_event: Callable[[ServerEvent], None],
         on_closed: Callable[[], None],
+        *,
+        whole_turns: bool = True,
     ) -> None:
-        local = server.open_local_session(on_event, emit_tentative=True, on_closed=on_closed)
+        local = server.open_local_session(
+            on_event, emit_tentative=True, on_closed=on_closed, whole_turns=whole_turns
+        )
         local.send(self.settings.session_update())
         self.feed.set_sink(local, on_attached=self.recorder.set_origin)
         self.feed.start()
@@ -129,7 +133,9 @@ class MeetingSession:
     def start(self) -> None:
         """Open both server sessions and start both sources."""
         self.system.start(self._server, self._on_system_event, self._closed)
-        self.mic.start(self._server, self._on_mic_event, self._closed)
+        # The echo guard rebuilds the microphone's completed text from its deltas, so a
+        # whole-turn decode there would be heard for nothing (and delay both streams).
+        self.mic.start(self._server, self._on_mic_event, self._closed, whole_turns=False)
         if self.taught.words:
             self._send_taught()
 

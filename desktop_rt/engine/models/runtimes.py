@@ -68,6 +68,15 @@ class InProcessRuntime:
     async def start(self) -> None:
         await asyncio.to_thread(self.start_now)
 
+    def transcriber(self, *, turn_decode: bool) -> StreamingTranscriber:
+        """A stream's transcriber over the loaded backend with ``turn_decode`` set: off for a
+        stream whose completed text is not its whole-turn decode (a meeting's microphone)."""
+        if self.backend is None:
+            raise RuntimeError(f"the model '{self.model_id}' is not loaded")
+        return StreamingTranscriber(
+            self.backend, dataclasses.replace(self.streaming, turn_decode=turn_decode)
+        )
+
     def stop_now(self) -> None:
         """Stop the worker (an inference in progress finishes first) and free the backend."""
         if self.worker is not None:

@@ -31,6 +31,7 @@ from desktop_rt.engine.asr.worker import (
     FailedResult,
     FlushedResult,
     InferenceWorker,
+    Transcriber,
     TranscriberFactory,
     WordsResult,
     WorkerResult,
@@ -85,6 +86,7 @@ class SessionBridge:
         sink: EventSink,
         on_close: Callable[[], None] | None = None,
         translator: TranscriberFactory | None = None,
+        transcriber: Transcriber | None = None,
     ):
         self.session = session
         self._loop = loop
@@ -96,7 +98,9 @@ class SessionBridge:
         self.translation: WorkerStream | None = None
         """The English stream, while the session has ``translate`` on."""
         self._ledger = TranslationLedger(session.emit_tentative)
-        self.stream = worker.open_stream(_weak_callback(self, SessionBridge._from_worker))
+        self.stream = worker.open_stream(
+            _weak_callback(self, SessionBridge._from_worker), transcriber
+        )
         session.start()
         self.pump()
 

@@ -46,6 +46,7 @@ async def open_local_bridge(
     emit_tentative: bool,
     on_closed: Callable[[], None] | None,
     captions: CaptionBroadcaster | None = None,
+    whole_turns: bool = True,
 ) -> SessionBridge | None:
     """The window's session on ``model_id``, or None (after an ``error`` event) if it cannot be."""
     meter = ActivityMeter()
@@ -95,4 +96,5 @@ async def open_local_bridge(
         emit_tentative=emit_tentative,
         input_format=LOCAL_FORMAT,
         limits=replace(hub.limits, max_queued_bytes=0, max_backlog_seconds=LOCAL_BACKLOG_SECONDS),
+        whole_turns=whole_turns,
     )

@@ -367,13 +367,15 @@ class RealtimeServer:
         emit_tentative: bool = True,
         on_closed: Callable[[], None] | None = None,
         model: str | None = None,
+        whole_turns: bool = True,
     ) -> LocalSession:
         """An in-process session for the desktop window, on the same path as a websocket client.
 
         ``on_event(event)`` receives server event objects on the server thread. ``model``
         defaults to the primary model; another one is loaded first if need be (the session
         waits; calls made meanwhile apply once it is ready). Local sessions pin their model but
-        take no concurrency slot.
+        take no concurrency slot. ``whole_turns=False``: turns are not decoded whole at their end
+        (a meeting's microphone, whose completed text is what the echo guard kept of its deltas).
         """
         loop, hub = self._loop, self._hub
         if loop is None or hub is None or not self._ready.is_set():
@@ -388,6 +390,7 @@ class RealtimeServer:
                 emit_tentative=emit_tentative,
                 on_closed=on_closed,
                 captions=self.captions,
+                whole_turns=whole_turns,
             )
 
         return LocalSession(loop, make)

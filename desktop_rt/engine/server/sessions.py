@@ -7,7 +7,8 @@ model and returns its :class:`~desktop_rt.engine.server.bridge.SessionBridge`: e
 meter then holds the session's audio seconds); an unload by hand runs ``on_revoked(message)``,
 then sends a ``model_unloaded`` error event and closes the bridge. A websocket client's session
 starts with OpenAI's defaults (PCM16 at 24 kHz) and the server's limits; ``input_format`` and
-``limits`` replace them (the window's session). ``record`` writes a session's activity row;
+``limits`` replace them (the window's session), and ``whole_turns=False`` skips the whole-turn
+decode (a meeting's microphone). ``record`` writes a session's activity row;
 ``close_all`` closes every open bridge (the server stops). When a session closes, memory the
 allocator holds free is given back to the system half a second later (:class:`_Trimmer`).
 """
@@ -105,9 +106,15 @@ class SessionHub:
         emit_tentative: bool = False,
         input_format: AudioFormat = DEFAULT_FORMAT,
         limits: SessionLimits | None = None,
+        whole_turns: bool = True,
     ) -> SessionBridge:
-        """A started session on ``lease``'s in-process model, wired to ``deliver``."""
+        """A started session on ``lease``'s in-process model, wired to ``deliver``;
+        ``whole_turns=False``: its turns are not decoded whole at their end (their completed
+        text is the committed deltas)."""
         worker = _worker_of(lease)
+        runtime = lease.runtime
+        assert isinstance(runtime, InProcessRuntime)  # _worker_of checked it
+        transcriber = None if whole_turns else runtime.transcriber(turn_decode=False)
         translator = english_translator(lease.runtime)
         session = RealtimeSession(
             translates=translator is not None,
@@ -136,7 +143,7 @@ class SessionHub:
             bridge.close()
 
         loop = asyncio.get_running_loop()
-        bridge = SessionBridge(session, worker, loop, sink, closed, translator)
+        bridge = SessionBridge(session, worker, loop, sink, closed, translator, transcriber)
         self._bridges.add(bridge)
         lease.on_revoke = revoke
         return bridge

@@ -7,12 +7,18 @@ offline recognition of the same audio does (issue 17: within 2 WER points of off
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
+from desktop_rt.engine.asr.backend import BackendTraits
 from desktop_rt.engine.asr.file_transcriber import FileTranscriber
+from desktop_rt.engine.asr.streaming import StreamingConfig
+from desktop_rt.engine.protocol.events import TranscriptionCompleted
 from desktop_rt.engine.server.server import RealtimeServer, ServerConfig
 from tests.support.clips import read_clip, reference_text
+from tests.support.learning_backend import LearningBackend
 from tests.support.rt_client import COMPLETED, DELTA, check_item_order, open_client, wer
 
 LOGPROBS = "item.input_audio_transcription.logprobs"
@@ -50,3 +56,36 @@ async def test_a_push_to_talk_turn_completes_as_offline_recognition_reads(
     streamed = "".join(e["delta"] for e in client.of_type(DELTA))
     assert wer(reference, streamed) < 0.35, streamed  # the deltas came as they were agreed on
     assert not client.of_type("error")
+
+
+class _WindowedBackend(LearningBackend):
+    """Writes a fixed line, and declares Whisper's 30 s window so that turns can be heard whole."""
+
+    traits = BackendTraits(window_seconds=30.0)
+
+
+@pytest.mark.parametrize("whole_turns", [False, True])
+def test_a_local_session_without_whole_turns_hears_no_turn_again(whole_turns):
+    """A meeting's microphone (``whole_turns=False``) is not decoded whole at its turns' ends.
+
+    Streaming passes of a second turn are prompted with the first turn's words; a whole-turn
+    decode is prompted with the user's prompt alone (none here), so it is the pass without one.
+    """
+    backend = _WindowedBackend("one two three four", {})
+    config = ServerConfig(port=0, record_activity=False, streaming=StreamingConfig(vad=False))
+    done = threading.Event()
+    events: list[object] = []
+    with RealtimeServer(config, backend) as server:
+        local = server.open_local_session(
+            events.append, emit_tentative=False, on_closed=done.set, whole_turns=whole_turns
+        )
+        for final in (False, True):  # two push-to-talk holds of 3 s each
+            for _ in range(30):
+                local.append(np.full(1600, 0.01, dtype=np.float32))
+            local.commit(final=final)
+        assert done.wait(60)
+    completed = [e.transcript.strip() for e in events if isinstance(e, TranscriptionCompleted)]
+    assert completed == ["one two three four"] * 2
+    prompts = backend.prompts_seen()
+    second_turn = prompts[next(i for i, p in enumerate(prompts) if p) :]
+    assert (None in second_turn) is whole_turns, prompts
