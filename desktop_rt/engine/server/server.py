@@ -374,8 +374,7 @@ class RealtimeServer:
         ``on_event(event)`` receives server event objects on the server thread. ``model``
         defaults to the primary model; another one is loaded first if need be (the session
         waits; calls made meanwhile apply once it is ready). Local sessions pin their model but
-        take no concurrency slot. ``whole_turns=False``: turns are not decoded whole at their end
-        (a meeting's microphone, whose completed text is what the echo guard kept of its deltas).
+        take no concurrency slot. ``whole_turns=False``: no whole-turn decodes (a meeting's mic).
         """
         loop, hub = self._loop, self._hub
         if loop is None or hub is None or not self._ready.is_set():
@@ -383,14 +382,9 @@ class RealtimeServer:
         model_id = model or self.config.model_id
 
         def make(_local: LocalSession) -> Awaitable[SessionBridge | None]:
+            options = {"emit_tentative": emit_tentative, "whole_turns": whole_turns}
             return open_local_bridge(
-                hub,
-                model_id,
-                on_event,
-                emit_tentative=emit_tentative,
-                on_closed=on_closed,
-                captions=self.captions,
-                whole_turns=whole_turns,
+                hub, model_id, on_event, on_closed=on_closed, captions=self.captions, **options
             )
 
         return LocalSession(loop, make)
