@@ -170,3 +170,20 @@ def test_a_corrected_word_prompts_the_model_for_the_rest_of_the_session():
     later = taught.prompts_after
     assert later and all("Dashwood" in (p or "") for p in later), later
     assert "Dashwood" in taught.second.committed and "Dashwud" not in taught.second.committed
+
+
+def test_a_correction_respells_the_context_that_prompts_the_rest_of_the_session():
+    """As Whisper, the backend copies the spelling nearest its prompt's end: the keyword alone
+    loses to the first turn's committed text ("... John Dashwud had"), which the correction
+    respells in every later prompt; the captions already sent keep what was heard."""
+    backend = LearningBackend("and mister John Dashwood had", {"Dashwood": "Dashwud"}, True)
+    clip = read_clip("ss-0870")[: int(3.5 * SAMPLE_RATE)]
+    taught = correct_between_turns(
+        backend, clip, lambda first: first.committed.replace("Dashwud", "Dashwood")
+    )
+    assert "Dashwud" in taught.first.committed, taught.first
+    later = taught.prompts_after
+    assert later and all("Dashwood" in (p or "") for p in later), later
+    assert not any("Dashwud" in (p or "") for p in later), later
+    assert any("John Dashwood had" in (p or "") for p in later), later  # the context, respelled
+    assert "Dashwood" in taught.second.committed and "Dashwud" not in taught.second.committed

@@ -3,8 +3,10 @@
 :class:`LearningBackend` hears ``line``'s words at fixed places of every window (word ``i`` from
 ``0.3 + 0.6 i`` s for 0.45 s; a window too short for a word does not hear it); a word of
 ``misspelt`` is written wrong (``"Dashwood"`` as ``"Dashwud"``) unless the pass's prompt holds
-its right spelling. ``prompts`` records every pass's prompt (any thread may read it), so a
-test sees what reached the backend and when.
+its right spelling. With ``copies_context`` it spells such a word as the prompt's spelling of
+it nearest the prompt's end does, right or wrong, as Whisper copies the nearer context (a keyword
+before committed text that spells the word the old way loses). ``prompts`` records every pass's
+prompt (any thread may read it), so a test sees what reached the backend and when.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ class LearningBackend:
     traits = BackendTraits()
     detected_language = None
 
-    def __init__(self, line: str, misspelt: dict[str, str]):
+    def __init__(self, line: str, misspelt: dict[str, str], copies_context: bool = False):
         self.line = line.split()
         self.misspelt = misspelt  # right spelling -> the one written without a prompt
+        self.copies_context = copies_context
         self.prompts: list[str | None] = []
         self._lock = threading.Lock()
 
@@ -41,10 +44,16 @@ class LearningBackend:
             start = 0.3 + 0.6 * i
             if start + 0.45 > seconds:
                 break
-            if word in self.misspelt and word not in (prompt or ""):
-                word = self.misspelt[word]
+            if word in self.misspelt:
+                word = self._spelling(word, prompt or "")
             words.append(Word(" " + word, start, start + 0.45, 0.9))
         return words
+
+    def _spelling(self, right: str, prompt: str) -> str:
+        wrong = self.misspelt[right]
+        if self.copies_context:
+            return right if prompt.rfind(right) > prompt.rfind(wrong) else wrong
+        return right if right in prompt else wrong
 
     def prompts_seen(self) -> list[str | None]:
         with self._lock:

@@ -19,6 +19,7 @@ from desktop_rt.engine.asr.agreement import HypothesisBuffer, OnsetRule, StreamU
 from desktop_rt.engine.asr.backend import AsrBackend
 from desktop_rt.engine.asr.gate import SegmentGate
 from desktop_rt.engine.asr.language import LanguageTracker
+from desktop_rt.engine.asr.respelling import respell
 from desktop_rt.engine.asr.runaway import drop_after, drop_runaway
 from desktop_rt.engine.asr.schedule import PassSchedule
 from desktop_rt.engine.asr.spelling import normalize_word
@@ -26,6 +27,7 @@ from desktop_rt.engine.asr.streaming_config import StreamingConfig
 from desktop_rt.engine.asr.turn_decode import EndedTurn, TurnAudio, decode_turn
 from desktop_rt.engine.asr.window import AudioWindow
 from desktop_rt.engine.audio.vad import SpeechProbability
+from desktop_rt.engine.protocol.events import ModelPrompt, Respelling
 
 __all__ = [
     "StreamingConfig",
@@ -72,7 +74,9 @@ class StreamingTranscriber:
         )
         self._language = LanguageTracker(config.language, config.min_agree_seconds)
         self._gate = SegmentGate(config, speech_probability) if config.vad else None
-        self._user_prompt = config.prompt
+        self._user_prompt: str | None = None
+        self._respellings: tuple[Respelling, ...] = ()
+        self.set_prompt(config.prompt)
         whole = traits.window_seconds if config.turn_decode else None
         self._turn = TurnAudio(whole, gated=config.vad) if whole else None
         self._ended: EndedTurn | None = None  # the turn the last finish() ended, to decode
@@ -88,7 +92,10 @@ class StreamingTranscriber:
         self._language.set(language)
 
     def set_prompt(self, prompt: str | None) -> None:
-        self._user_prompt = prompt or None
+        """The user's prompt; a :class:`ModelPrompt`'s respellings apply to the committed text
+        that later prompts are built from (:mod:`.respelling`), the text sent staying as it is."""
+        self._user_prompt = str(prompt) if prompt else None
+        self._respellings = prompt.respellings if isinstance(prompt, ModelPrompt) else ()
 
     # -- clock ----------------------------------------------------------------------------
     @property
@@ -328,10 +335,12 @@ class StreamingTranscriber:
         return heard
 
     def _prompt(self) -> str | None:
-        """The user's prompt and the committed text before the window (heard no more)."""
+        """The user's prompt and the committed text before the window (heard no more), as the
+        session respelled it."""
         outside = [w for w in self._hypotheses.committed if not self._window.holds_committed(w)]
         outside = _sure_words(outside, self.config.prompt_min_probability)
-        text = "".join(w.text for w in outside).strip()[-self.config.prompt_chars :]
+        text = respell("".join(w.text for w in outside), self._respellings)
+        text = text.strip()[-self.config.prompt_chars :]
         parts = [p for p in (self._user_prompt, text) if p]
         return " ".join(parts) if parts else None
 

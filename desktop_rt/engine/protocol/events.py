@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from desktop_rt.engine.protocol.respellings import ModelPrompt, Respelling
 from desktop_rt.engine.protocol.session_config import ProtocolError, SessionConfig, SessionPatch
 
 __all__ = [
@@ -48,6 +49,8 @@ __all__ = [
     "Flush",
     "Clear",
     "Configure",
+    "ModelPrompt",
+    "Respelling",
     "Command",
     "to_wire",
     "to_json",
@@ -364,7 +367,8 @@ class Clear:
 
 @dataclass(frozen=True)
 class Configure:
-    """Transcribe from now on with this language (ISO code, None: detect) and prompt."""
+    """Transcribe from now on with this language (ISO code, None: detect) and prompt (a
+    :class:`ModelPrompt` when the session has respellings for its committed text)."""
 
     language: str | None
     prompt: str | None

@@ -324,7 +324,7 @@ class RealtimeSession:
         self._hand(self._intake.set_turns(new.turn_detection, scorer))
         options = new.turn_options
         self._intake.idle_timeout_ms = options.idle_timeout_ms if options is not None else None
-        if (new.language, new.model_prompt) != (old.language, old.model_prompt):
+        if new.recognizer_settings != old.recognizer_settings:
             self._commands.append(Configure(new.language, new.model_prompt))
         self.config = new
         self._events.append(SessionUpdated(new))

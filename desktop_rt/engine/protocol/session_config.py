@@ -9,7 +9,8 @@ the client named. Invalid values, and fields this server cannot honour (noise re
 (:mod:`.fields`). A patch's language is the client's tag until :meth:`SessionPatch.resolved`
 maps it onto the session's languages (and refuses ``translate`` for a model that cannot).
 ``transcription.translate`` (desktop-rt's, not OpenAI's) adds an English translation of every
-item (docs/protocol.md, "Live translation"). Nothing here has I/O.
+item (docs/protocol.md, "Live translation"); ``transcription.respellings`` (desktop-rt's too)
+respell the committed text later prompts are built from (:mod:`.respellings`). No I/O here.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from desktop_rt.engine.protocol.formats import (
     parse_format,
 )
 from desktop_rt.engine.protocol.languages import resolve_language
+from desktop_rt.engine.protocol.respellings import ModelPrompt, Respelling, parse_respellings
 from desktop_rt.engine.protocol.turn_detection import (
     TurnOptions,
     parse_turn_detection,
@@ -107,6 +109,7 @@ class SessionPatch:
     turn_options: TurnOptions | None = None
     include: tuple[str, ...] | Unset = UNSET
     keywords: tuple[str, ...] | Unset = UNSET
+    respellings: tuple[Respelling, ...] | Unset = UNSET
     translate: bool | Unset = UNSET
     translate_param: str = field(
         default=f"{_GA_TRANSCRIPTION}.translate", compare=False, repr=False
@@ -153,6 +156,8 @@ class SessionConfig:
     turn_options: TurnOptions | None = None
     include: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
+    respellings: tuple[Respelling, ...] = ()
+    """Spellings the committed text the model is prompted with takes (desktop-rt's)."""
     translate: bool = False
     """Every item is also translated to English (desktop-rt's ``transcription.translate``)."""
 
@@ -162,10 +167,16 @@ class SessionConfig:
         return LOGPROBS in self.include
 
     @property
-    def model_prompt(self) -> str | None:
-        """What the model is prompted with: the prompt, then the keywords joined by commas."""
-        parts = [p for p in (self.prompt, ", ".join(self.keywords)) if p]
-        return " ".join(parts) or None
+    def model_prompt(self) -> ModelPrompt | None:
+        """What the model is prompted with: the prompt, then the keywords joined by commas
+        (with the respellings for the committed text the recognizer adds to it)."""
+        text = " ".join(p for p in (self.prompt, ", ".join(self.keywords)) if p)
+        return ModelPrompt(text, self.respellings) if text or self.respellings else None
+
+    @property
+    def recognizer_settings(self) -> tuple[str | None, str | None, tuple[Respelling, ...]]:
+        """What the recognizer is configured with: when any changes, it is told (``Configure``)."""
+        return (self.language, self.model_prompt, self.respellings)
 
     def apply(self, patch: SessionPatch) -> SessionConfig:
         """The settings after ``patch``; the model never changes."""
@@ -176,6 +187,7 @@ class SessionConfig:
             "turn_detection",
             "include",
             "keywords",
+            "respellings",
             "translate",
         )
         changes = {
@@ -196,6 +208,8 @@ class SessionConfig:
         }
         if self.keywords:
             transcription["keywords"] = list(self.keywords)
+        if self.respellings:
+            transcription["respellings"] = [r.to_wire() for r in self.respellings]
         if self.translate:  # only when on: an OpenAI client sees OpenAI's object otherwise
             transcription["translate"] = True
         wire: dict[str, Any] = {
@@ -286,9 +300,9 @@ def _languages(obj: dict[str, Any], param: str, fields: dict[str, Any]) -> None:
 
 
 def _transcription(value: object, param: str, fields: dict[str, Any]) -> None:
-    """Present keys update; ``null`` resets language, prompt and keywords."""
+    """Present keys update; ``null`` resets language, prompt, keywords and respellings."""
     if value is None:
-        fields.update(language=None, prompt=None, keywords=(), translate=False)
+        fields.update(language=None, prompt=None, keywords=(), respellings=(), translate=False)
         return
     obj = json_object(value, param)
     if "model" in obj:
@@ -304,6 +318,8 @@ def _transcription(value: object, param: str, fields: dict[str, Any]) -> None:
         fields["keywords"] = text_list(
             obj["keywords"], f"{param}.keywords", MAX_KEYWORDS, MAX_NAME_BYTES
         )
+    if "respellings" in obj:
+        fields["respellings"] = parse_respellings(obj["respellings"], f"{param}.respellings")
     if "translate" in obj:
         fields["translate"] = _flag(obj["translate"], f"{param}.translate")
         fields["translate_param"] = f"{param}.translate"
