@@ -14,7 +14,10 @@ it; a pass costing more than ``1/n`` starts once per window); its own next pass 
 at its typical cost, not its costliest; a stream
 ``behind`` (a flood) passes at most once per window and within ``flood_share`` of the time
 while another stream keeps up, and room for its pass is held only once that pass is due.
-docs/design/streaming.md, *Governor*, says why.
+A whole-turn decode is recorded with ``decode=True``: it counts against the budget and its own
+stream's usage (its share), but never in a pass estimate (its stream's or, for a stream with
+no passes yet, any stream's), and spacing after a pass counts the busy run it ends (a flush's
+pass and the decode right after it are one run). docs/design/streaming.md, *Governor*, says why.
 """
 
 from __future__ import annotations
@@ -60,7 +63,8 @@ class PassCost:
 
 @dataclass(frozen=True, slots=True)
 class CostSummary:
-    """The passes of the last window: their share of it and what they cost."""
+    """The passes of the last window (whole-turn decodes among them): their share of it and
+    what they cost."""
 
     passes: int
     busy_fraction: float
@@ -75,9 +79,11 @@ class _Pass:
     start: float
     end: float
     cost: PassCost
+    decode: bool = False  # a whole-turn decode: busy time, not a pass to estimate from
 
 
 _SPIKE = 2.0  # a pass over this many times a stream's median is a spike, not its typical cost
+_RUN_GAP = 0.01  # a decode this soon after a pass makes one busy run with it (results between)
 
 
 def busy_within(spans: Iterable[tuple[float, float]], start: float, end: float) -> float:
@@ -112,14 +118,17 @@ class ComputeGovernor:
         self._typical: dict[Hashable, float] = {}  # median recent pass (at most the costliest)
         self._last_start: dict[Hashable, float] = {}  # each open stream's latest pass began
 
-    def record(self, key: Hashable, start: float, cost: PassCost) -> None:
-        """A turn of stream ``key`` ran from ``start`` and cost ``cost``."""
-        done = _Pass(key, start, start + cost.wall, cost)
+    def record(self, key: Hashable, start: float, cost: PassCost, *, decode: bool = False) -> None:
+        """A turn of stream ``key`` ran from ``start`` and cost ``cost``; ``decode``: it was a
+        whole-turn decode (counted against the budget and ``key``'s usage, not estimated from)."""
+        done = _Pass(key, start, start + cost.wall, cost, decode)
         self._passes.append(done)
         self._by_key.setdefault(key, deque()).append(done)
-        self._last_start[key] = start
         self._drop_old(done.end)
-        walls = [p.cost.wall for p in self._by_key[key]]
+        if decode:
+            return
+        self._last_start[key] = start
+        walls = [p.cost.wall for p in self._by_key[key] if not p.decode]
         self._estimate[key] = max(walls)
         self._typical[key] = min(max(walls), _SPIKE * median(walls))
 
@@ -134,7 +143,7 @@ class ComputeGovernor:
         """What the next pass of ``key`` is expected to cost (wall seconds)."""
         if key in self._estimate:
             return self._estimate[key]
-        return max((p.cost.wall for p in self._passes), default=0.0)
+        return max((p.cost.wall for p in self._passes if not p.decode), default=0.0)
 
     def typical(self, key: Hashable) -> float:
         """What a pass of ``key`` usually costs: its costliest recent pass, but not over
@@ -171,9 +180,10 @@ class ComputeGovernor:
         total = cfg.budget * cfg.window_seconds
         spans = self._spans(None)
         floor = now
-        if self._passes:  # spacing after the last pass keeps the budget smooth, not bursty
-            last = self._passes[-1]
-            floor = max(now, last.end + last.cost.wall * (1.0 - cfg.budget) / cfg.budget)
+        if self._passes:  # spacing after the last run keeps the budget smooth, not bursty
+            floor = max(
+                now, self._passes[-1].end + self._last_run() * (1.0 - cfg.budget) / cfg.budget
+            )
         keeping_up = {k for k in active if k not in behind}
         claims = {k: self._claim(k, now, k in behind and bool(keeping_up)) for k in active}
         claimed = sum(claims.values())
@@ -195,6 +205,18 @@ class ComputeGovernor:
                 at = max(at, _earliest_fit(self._spans(key), now, share, span))
             times[key] = at
         return times
+
+    def _last_run(self) -> float:
+        """Wall seconds of the busy run the latest pass ends: with a decode that came right
+        after the pass before it (a flush's pass, then its decode), both."""
+        passes = reversed(self._passes)
+        later = next(passes)
+        run = later.cost.wall
+        for earlier in passes:
+            if not later.decode or later.start - earlier.end > _RUN_GAP:
+                break
+            run, later = run + earlier.cost.wall, earlier
+        return run
 
     def _flood_turn(self, key: Hashable) -> float:
         """When a flood's next pass keeps its passes within ``flood_share`` of the time."""

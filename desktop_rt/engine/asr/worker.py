@@ -11,9 +11,13 @@ stays within ``WorkerConfig.cpu_budget``, and of the streams due the one that us
 the budget goes first, and one with more than two turns of audio waiting that it sent faster
 than real time (a flood, until it is down to half a turn) yields to those keeping up: shorter turns (``flood_turn_seconds``), its
 passes within ``flood_share`` of the time; audio waits (``WorkerStream.lag_seconds``), it is
-never skipped. A
-closed stream's pending commands are dropped at once and none of its results is delivered
-afterwards.
+never skipped. A flush's whole-turn decode is a job of its own that never starts in front of
+another stream's queued turn: alone, a stream's decode runs right after its flush; beside
+others it runs in a gap (none has a turn queued or ran a pass within
+``decode_quiet_seconds``), next once it waited its turn's length, or as its stream's turn once
+that stream's next flush waits for it (:mod:`.worker_decodes`); every one runs, in order, and
+is charged to its own stream, apart from its pass estimates. A closed stream's pending commands are dropped
+at once and none of its results is delivered afterwards.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Protocol
 
 from desktop_rt.core_types import SAMPLE_RATE
 from desktop_rt.engine.asr.governor import ComputeGovernor, CostSummary, GovernorConfig, PassCost
+from desktop_rt.engine.asr.worker_decodes import DecodeView, PendingDecode, decode_to_run
 from desktop_rt.engine.asr.worker_results import (
     ConsumedResult,
     FailedResult,
@@ -39,7 +44,7 @@ from desktop_rt.engine.asr.worker_results import (
     WorkerResult,
 )
 from desktop_rt.engine.asr.worker_stream import WorkerStream
-from desktop_rt.engine.asr.worker_turn import run_turn
+from desktop_rt.engine.asr.worker_turn import run_decode, run_turn
 from desktop_rt.engine.protocol.events import AudioChunk, Command
 
 __all__ = [
@@ -77,10 +82,15 @@ class WorkerConfig:
     flood_turn_seconds: float = 4.0
     """Audio a flood's turn takes in while another stream keeps up: its window, and so its
     pass, stays as short as a live stream's, which waits for that pass."""
+    decode_quiet_seconds: float = 1.0
+    """A whole-turn decode waits while another stream ran a model pass this recently (it is in
+    speech: its next pass is near); at most its turn's length (or ``budget_window``)."""
 
     def __post_init__(self) -> None:
         if self.flood_turn_seconds <= 0.0:
             raise ValueError(f"flood turn must be positive, not {self.flood_turn_seconds} s")
+        if self.decode_quiet_seconds < 0.0:
+            raise ValueError(f"decode quiet must be at least 0, not {self.decode_quiet_seconds} s")
 
     @property
     def governor(self) -> GovernorConfig:
@@ -107,7 +117,25 @@ class WorkerStoppedError(RuntimeError):
     """The worker was stopped (or never started); it takes no new streams."""
 
 
-_Choice = tuple[WorkerStream, Transcriber, list[Command]]
+@dataclass(frozen=True)
+class _PassJob:
+    """A stream's turn: its commands, then one inference."""
+
+    stream: WorkerStream
+    transcriber: Transcriber
+    commands: list[Command]
+
+
+@dataclass(frozen=True)
+class _DecodeJob:
+    """A flushed item of a stream decoded whole."""
+
+    stream: WorkerStream
+    transcriber: Transcriber
+    decode: PendingDecode
+
+
+_Job = _PassJob | _DecodeJob
 
 
 class InferenceWorker:
@@ -243,24 +271,30 @@ class InferenceWorker:
         with self._cond:
             now = self._clock.now()
             choice = None if self._stopping else self._choose(now)
-        if isinstance(choice, tuple):
-            self._run_turn(*choice)
+        if isinstance(choice, (_PassJob, _DecodeJob)):
+            self._run_job(choice)
             return self._clock.now()
         return choice
 
-    def _choose(self, now: float) -> _Choice | float | None:
-        """The due stream that used least of the budget, its turn taken off its queue; else
-        when the next one is due (``None``: no stream has work). Under the lock."""
+    def _choose(self, now: float) -> _Job | float | None:
+        """A decode due by :func:`decode_to_run`, else the due stream that used least of the
+        budget, its turn taken off its queue (its pending decode, if its next command waits
+        for that); else when the next one is due (``None``: no stream has work). Under the
+        lock."""
         governor = self._governor
-        waiting = [s for s in self._ring if s._pending and s._transcriber is not None]
-        if not waiting:
+        live = [s for s in self._ring if s._transcriber is not None]
+        waiting = [s for s in live if s._pending]
+        if not waiting and not any(s._decode for s in live):
             return None
         usage = {s.name: governor.usage(s.name, now) for s in self._ring}
-        active = {s.name for s in self._ring if s._pending or usage[s.name] > 0.0}
+        active = {s.name for s in self._ring if s._pending or s._decode or usage[s.name] > 0.0}
         floods = self._floods(now)
+        queued = {s.name for s in waiting if not s.flooding}
+        decoding, wake = self._decode_due(now, live, active, queued)
+        if decoding is not None:
+            return decoding
         ready = governor.ready_times(now, [s.name for s in waiting], active, floods)
         best: WorkerStream | None = None
-        wake = float("inf")
         for stream in waiting:  # in ring order: ties go to the one waiting longest
             at = ready[stream.name]
             if at > now + 1e-9:
@@ -272,10 +306,26 @@ class InferenceWorker:
         self._ring.remove(best)
         self._ring.append(best)  # to the back: the others' turns come first at equal usage
         assert best._transcriber is not None
+        if best._decode is not None and not best._can_pass:
+            return _DecodeJob(best, best._transcriber, best._decode)
         yields = best.flooding and any(not s.flooding and s.name in active for s in self._ring)
         cfg = self.config
         turn = min(cfg.max_turn_seconds, cfg.flood_turn_seconds) if yields else cfg.max_turn_seconds
-        return best, best._transcriber, best._take_turn(int(turn * SAMPLE_RATE))
+        return _PassJob(best, best._transcriber, best._take_turn(int(turn * SAMPLE_RATE)))
+
+    def _decode_due(
+        self, now: float, live: list[WorkerStream], active: set[str], queued: set[str]
+    ) -> tuple[_DecodeJob | None, float]:
+        """The decode to run now by :func:`decode_to_run`, or when one may. Under the lock."""
+        views = [
+            DecodeView(s.name, s._decode, s.name in queued, s._last_pass, s.name in active)
+            for s in live
+        ]
+        name, wake = decode_to_run(now, views, self.config.decode_quiet_seconds)
+        for stream in live:
+            if stream.name == name and stream._decode and stream._transcriber:
+                return _DecodeJob(stream, stream._transcriber, stream._decode), wake
+        return None, wake
 
     def _floods(self, now: float) -> set[str]:
         """Streams flooding: more than two turns of audio waiting and, over the last budget
@@ -299,26 +349,37 @@ class InferenceWorker:
                         return
                     now = self._clock.now()
                     choice = self._choose(now)
-                    if isinstance(choice, tuple):
+                    if isinstance(choice, (_PassJob, _DecodeJob)):
                         break
                     self._cond.wait(None if choice is None else max(0.0, choice - now))
-            self._run_turn(*choice)
-            # the closed stream's transcriber (and its audio) goes with this frame
+            self._run_job(choice)
+            del choice  # the closed stream's transcriber (and its audio) goes with it
 
-    def _run_turn(
-        self, stream: WorkerStream, transcriber: Transcriber, commands: list[Command]
-    ) -> None:
-        clock = self._clock
+    def _run_job(self, job: _Job) -> None:
+        stream, clock = job.stream, self._clock
         start, cpu = clock.now(), clock.thread_time()
-        results = run_turn(stream, transcriber, commands, lambda r: self._deliver(stream, r))
-        wall = clock.now() - start
-        if wall >= _NO_PASS_SECONDS:
-            audio = sum(len(c.samples) for c in commands if isinstance(c, AudioChunk))
-            cost = PassCost(wall, clock.thread_time() - cpu, audio / SAMPLE_RATE)
+        decode_item: str | None = None
+        if isinstance(job, _DecodeJob):
             with self._cond:
-                self._governor.record(stream.name, start, cost)  # closed meanwhile: it counts,
-                if stream.closed:  # but keeps no estimate
+                stream._decode = None
+            results = run_decode(stream, job.transcriber, job.decode.item_id)
+            audio = 0
+        else:
+            outcome = run_turn(stream, job.transcriber, job.commands)
+            results, decode_item = outcome.results, outcome.decode_item
+            audio = sum(len(c.samples) for c in job.commands if isinstance(c, AudioChunk))
+        end = clock.now()
+        with self._cond:
+            if end - start >= _NO_PASS_SECONDS:
+                cost = PassCost(end - start, clock.thread_time() - cpu, audio / SAMPLE_RATE)
+                decode = isinstance(job, _DecodeJob)
+                self._governor.record(stream.name, start, cost, decode=decode)  # closed
+                if stream.closed:  # meanwhile: it counts, but keeps no estimate
                     self._governor.forget(stream.name)
+                elif not decode:
+                    stream._last_pass = start
+            if not stream.closed:
+                results = stream._settle(results, decode_item, end, self.config.budget_window)
         for result in results:
             self._deliver(stream, result)
 

@@ -4,7 +4,9 @@
 worker's, called under its lock. ``lag_seconds`` is the audio queued and not yet taken in by
 the transcriber: how far the stream's captions are behind what it sent; ``ahead_seconds`` is
 how much more audio it sent over a recent span than that span lasted (a stream at real time
-is never ahead, however far behind the worker is).
+is never ahead, however far behind the worker is). While a flushed item waits for its
+whole-turn decode (``_decode``), turns take only audio: the next flush, clear or configure
+waits for that decode (:mod:`.worker_decodes`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,14 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from desktop_rt.core_types import SAMPLE_RATE, Word
-from desktop_rt.engine.asr.worker_results import ResultCallback, Transcriber
+from desktop_rt.engine.asr.worker_decodes import PendingDecode
+from desktop_rt.engine.asr.worker_results import (
+    FailedResult,
+    FlushedResult,
+    ResultCallback,
+    Transcriber,
+    WorkerResult,
+)
 from desktop_rt.engine.protocol.events import AudioChunk, Clear, Command, Flush
 
 if TYPE_CHECKING:
@@ -52,6 +61,10 @@ class WorkerStream:
         """Set by the worker while the stream is a flood (docs/design/streaming.md, *Governor*)."""
         self.passes = 0
         """Recognizer passes (``process``/``finish`` calls) run for this stream: diagnostics."""
+        self._decode: PendingDecode | None = None  # a flushed item waiting to be decoded whole
+        self._last_pass: float | None = None  # when its latest model pass began (worker clock)
+        self._turn_samples = 0  # audio taken in since its last flush or clear
+        self._flushed_samples = 0  # audio of the item its latest flush ended
 
     def submit(self, commands: Iterable[Command]) -> None:
         """Queue session commands (``AudioChunk``, ``Flush``, ``Clear``, ``Configure``) in order."""
@@ -63,7 +76,8 @@ class WorkerStream:
 
     @property
     def has_work(self) -> bool:
-        return bool(self._pending)
+        """Commands queued, or a flushed item waiting to be decoded whole."""
+        return bool(self._pending) or self._decode is not None
 
     @property
     def lag_seconds(self) -> float:
@@ -107,10 +121,35 @@ class WorkerStream:
     def _drop_all(self) -> None:
         self._pending.clear()
         self._pending_samples = 0
+        self._decode = None
+
+    def _settle(
+        self, results: list[WorkerResult], item: str | None, now: float, max_wait: float
+    ) -> list[WorkerResult]:
+        """After a turn: the ``item`` its flush left to decode becomes the pending decode (it
+        may wait its turn's length, at most ``max_wait``); a turn that failed while one was
+        pending answers that flush first, undecoded (the failure dropped the stream's audio),
+        so the session hears of the failure after it. Returns the results to deliver."""
+        if item is not None:
+            wait = min(self._flushed_samples / SAMPLE_RATE, max_wait)
+            self._decode = PendingDecode(item, now, wait)
+        elif self._decode and any(isinstance(r, FailedResult) for r in results):
+            answered = FlushedResult(self._decode.item_id, ())
+            self._decode = None
+            return [answered, *results]
+        return results
+
+    @property
+    def _can_pass(self) -> bool:
+        """Whether it has a turn to take now: commands queued, and while a decode is pending,
+        audio first."""
+        if not self._pending:
+            return False
+        return self._decode is None or isinstance(self._pending[0], AudioChunk)
 
     def _take_turn(self, max_samples: int) -> list[Command]:
         """Commands up to the first flush, with at most ``max_samples`` of audio (at least one
-        command)."""
+        command); only audio while a decode is pending."""
         budget = max_samples
         taken: list[Command] = []
         pending = self._pending
@@ -121,8 +160,14 @@ class WorkerStream:
                     break
                 budget -= len(command.samples)
                 self._pending_samples -= len(command.samples)
+                self._turn_samples += len(command.samples)
+            elif self._decode is not None:
+                break
             taken.append(pending.popleft())
-            if isinstance(command, Flush):
+            if isinstance(command, Clear):
+                self._turn_samples = 0
+            elif isinstance(command, Flush):
+                self._flushed_samples, self._turn_samples = self._turn_samples, 0
                 break
         return taken
 

@@ -1,18 +1,19 @@
-"""One turn of a stream in the inference worker: :func:`run_turn`.
+"""One turn of a stream in the inference worker: :func:`run_turn`, and :func:`run_decode`.
 
 A turn applies a stream's commands (audio, clears, configuration, at most one flush, always
 last) to its transcriber, then runs one inference: the flush's ``finish()``, or ``process()``
-when audio arrived. A flush whose item is to be decoded whole hands over its last committed
-words first, then decodes the item (``decode_turn()``) and answers with those words as its
-``final``; a decode that fails leaves the committed words standing. Every Flush is answered,
-with no words if the inference failed; a failure drops the stream's buffered audio and the
-stream goes on. Runs on the worker thread.
+when audio arrived. A flush whose item is to be decoded whole answers with its last committed
+words and leaves the item to decode (:attr:`TurnOutcome.decode_item`): the worker runs
+:func:`run_decode` as a job of its own (:mod:`.worker_decodes` says when), which answers the
+flush with the decode as its ``final``; a decode that fails leaves the committed words
+standing. Every Flush is answered, with no words if the inference failed; a failure drops the
+stream's buffered audio and the stream goes on. Runs on the worker thread.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from desktop_rt.core_types import SAMPLE_RATE, Word
@@ -27,9 +28,18 @@ from desktop_rt.engine.asr.worker_results import (
 from desktop_rt.engine.asr.worker_stream import WorkerStream
 from desktop_rt.engine.protocol.events import AudioChunk, Clear, Command, Configure, Flush
 
-__all__ = ["run_turn"]
+__all__ = ["TurnOutcome", "run_turn", "run_decode"]
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class TurnOutcome:
+    """What a turn hands back: its results, in order, and the flushed item left to decode."""
+
+    results: list[WorkerResult]
+    decode_item: str | None = None
+    """The item the turn's flush ended, to be decoded whole by :func:`run_decode`."""
 
 
 @dataclass
@@ -42,33 +52,28 @@ class _Turn:
 
 
 def run_turn(
-    stream: WorkerStream,
-    transcriber: Transcriber,
-    commands: Sequence[Command],
-    early: Callable[[WorkerResult], None] | None = None,
-) -> list[WorkerResult]:
-    """Run one turn of ``stream``; returns the results to deliver, in order. Before decoding
-    an item whole, the results so far go to ``early`` instead (when given), so a flush's last
-    words do not wait for that decode."""
-    results: list[WorkerResult] = []
+    stream: WorkerStream, transcriber: Transcriber, commands: Sequence[Command]
+) -> TurnOutcome:
+    """Run one turn of ``stream``: its results to deliver, in order, and the item to decode."""
+    outcome = TurnOutcome([])
     turn = _Turn()
-
-    def hand_over() -> None:
-        if early is not None:
-            for result in results:
-                early(result)
-            results.clear()
-
     try:
         _feed(stream, transcriber, commands, turn)
         if turn.inserted:
-            results.append(ConsumedResult(turn.inserted / SAMPLE_RATE))
+            outcome.results.append(ConsumedResult(turn.inserted / SAMPLE_RATE))
             turn.inserted = 0
-        _infer(stream, transcriber, turn, results, hand_over)
+        _infer(stream, transcriber, turn, outcome)
     except Exception as exc:
         log.exception("%s: inference failed", stream.name)
-        results += _recover(stream, transcriber, turn, exc)
-    return results
+        outcome.results += _recover(stream, transcriber, turn, exc)
+    return outcome
+
+
+def run_decode(stream: WorkerStream, transcriber: Transcriber, item_id: str) -> list[WorkerResult]:
+    """Decode the item a flush left (:attr:`TurnOutcome.decode_item`) and answer that flush with
+    it; ``final`` is ``None`` (its streamed words stand) if the decode failed or heard nothing
+    to decode."""
+    return [FlushedResult(item_id, (), _decoded(stream, transcriber))]
 
 
 def _feed(
@@ -96,14 +101,11 @@ def _feed(
 
 
 def _infer(
-    stream: WorkerStream,
-    transcriber: Transcriber,
-    turn: _Turn,
-    results: list[WorkerResult],
-    hand_over: Callable[[], None],
+    stream: WorkerStream, transcriber: Transcriber, turn: _Turn, outcome: TurnOutcome
 ) -> None:
-    """The turn's one inference, its results added to ``results``: the flush's ``finish()``
-    (then the item decoded whole, after ``hand_over``), or ``process()`` after audio."""
+    """The turn's one inference, its results added to ``outcome``: the flush's ``finish()``
+    (its item left to decode whole, when it is to be), or ``process()`` after audio."""
+    results = outcome.results
     if turn.flush is not None:
         stream.passes += 1
         item_id = turn.flush.item_id
@@ -114,8 +116,7 @@ def _infer(
             return
         if committed:
             results.append(WordsResult(item_id, committed, ()))
-        hand_over()
-        results.append(FlushedResult(item_id, (), _decoded(stream, transcriber)))
+        outcome.decode_item = item_id
         return
     if turn.had_audio:  # one pass over the new audio
         stream.passes += 1

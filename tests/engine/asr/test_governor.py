@@ -193,3 +193,45 @@ def test_passes_started_when_ready_stay_within_the_budget_over_any_window(
         spans.append((now, now + cost))
         now += cost
     assert max_busy(spans, 10.0) <= budget * 10.0 + 1e-6
+
+
+def test_a_decode_counts_against_the_budget_and_its_own_stream_but_in_no_pass_estimate():
+    """A whole-turn decode (1.5 s) beside passes of 0.3 s: stream "a"'s next pass is still
+    reckoned at 0.3 s, and so is a new stream's first (it used to take the decode as its
+    estimate, and wait for it to leave the window); the decode is "a"'s use, not "b"'s."""
+    governor = ComputeGovernor(GovernorConfig(budget=0.8, window_seconds=10.0))
+    governor.record("a", 0.0, PassCost(0.3, 0.3))
+    governor.record("a", 0.3, PassCost(1.5, 1.5), decode=True)
+    assert governor.estimate("a") == pytest.approx(0.3)
+    assert governor.typical("a") == pytest.approx(0.3)
+    assert governor.estimate("new") == pytest.approx(0.3)
+    assert governor.usage("a", 2.0) == pytest.approx(1.8)
+    assert governor.usage("new", 2.0) == 0.0
+    assert governor.summary(2.0).busy_fraction == pytest.approx(0.18)
+
+
+def test_a_stream_whose_only_turn_was_a_decode_has_no_estimate_of_its_own():
+    governor = ComputeGovernor(GovernorConfig(budget=0.8, window_seconds=10.0))
+    governor.record("b", 0.0, PassCost(0.4, 0.4))
+    governor.record("a", 1.0, PassCost(2.0, 2.0), decode=True)
+    assert governor.estimate("a") == pytest.approx(0.4)  # any stream's passes, not the decode
+
+
+def test_the_pause_after_a_flush_and_its_decode_counts_both():
+    """A flush's pass and the decode right after it are one busy run (as when the decode ran
+    inside the flush's turn); a pass and a decode apart are spaced by the decode alone."""
+    governor = ComputeGovernor(GovernorConfig(budget=0.8, window_seconds=10.0))
+    governor.record("a", 0.0, PassCost(0.4, 0.4))
+    governor.record("a", 0.4, PassCost(0.6, 0.6), decode=True)
+    assert governor.ready_at("a", 1.0) == pytest.approx(1.0 + 1.0 * 0.25)
+    apart = ComputeGovernor(GovernorConfig(budget=0.8, window_seconds=10.0))
+    apart.record("a", 0.0, PassCost(0.4, 0.4))
+    apart.record("b", 2.0, PassCost(0.6, 0.6), decode=True)
+    assert apart.ready_at("a", 2.6) == pytest.approx(2.6 + 0.6 * 0.25)
+
+
+def test_a_decode_between_passes_leaves_the_spacing_after_a_pass_as_it_was():
+    governor = ComputeGovernor(GovernorConfig(budget=0.8, window_seconds=10.0))
+    governor.record("a", 0.0, PassCost(0.4, 0.4), decode=True)
+    governor.record("b", 0.4, PassCost(0.4, 0.4))  # a pass right after a decode: its own run
+    assert governor.ready_at("b", 0.8) == pytest.approx(0.8 + 0.4 * 0.25)

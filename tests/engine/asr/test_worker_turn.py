@@ -18,6 +18,7 @@ from desktop_rt.core_types import Word
 from desktop_rt.engine.asr.backend import BackendTraits
 from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
 from desktop_rt.engine.asr.worker import (
+    FlushedResult,
     InferenceWorker,
     WordsResult,
     WorkerConfig,
@@ -87,17 +88,22 @@ class Bridged:
 
     def __init__(self, config: StreamingConfig = DEFAULT):
         self.session = make_session()
-        self.delivered: list[WorkerResult] = []
-        self.backend = Switched(ScriptedBackend(TRUTH), self.delivered)
+        self.delivered: list[WorkerResult] = []  # applied to the session and cleared
+        self.history: list[WorkerResult] = []  # every result, in the order it was delivered
+        self.backend = Switched(ScriptedBackend(TRUTH), self.history)
         self.worker = InferenceWorker(
             lambda: Marked(self.backend, config, TruthSpeech(TRUTH)),
             WorkerConfig(max_turn_seconds=0.5),
             clock=VirtualClock(),
         )
         self.worker.start(own_thread=False)
-        self.stream = self.worker.open_stream(self.delivered.append)
+        self.stream = self.worker.open_stream(self._take)
         self.at = 0
         self.events: list[dict] = []
+
+    def _take(self, result: WorkerResult) -> None:
+        self.delivered.append(result)
+        self.history.append(result)
 
     def append(self, seconds: float) -> None:
         self.events += append(self.session, float_to_pcm16(tone(seconds, 16000)))
@@ -152,8 +158,9 @@ def test_the_flushs_last_words_are_delivered_before_the_item_is_decoded():
     bridged.append(2.5)  # the turn ends in the middle of the speech
     bridged.commit()
     (seen,) = bridged.backend.seen  # the decode ran once, after the flush's words went out
-    (last,) = [r for r in seen if isinstance(r, WordsResult)]
+    last = [r for r in seen if isinstance(r, WordsResult)][-1]
     assert last.committed and last.tentative == ()
+    assert not [r for r in seen if isinstance(r, FlushedResult)]  # the decode answers it
     deltas = "".join(e["delta"] for e in bridged.of_type(DELTA))
     (completed,) = bridged.of_type(COMPLETED)
     assert ids(deltas) and all(text.endswith("x1") for text in completed["transcript"].split())
