@@ -71,8 +71,8 @@ class TimedTranscriber:
     def set_language(self, language) -> None:
         self.inner.set_language(language)
 
-    def set_prompt(self, prompt) -> None:
-        self.inner.set_prompt(prompt)
+    def set_prompt(self, prompt, respellings=()) -> None:
+        self.inner.set_prompt(prompt, respellings)
 
     @property
     def turn_to_decode(self) -> bool:

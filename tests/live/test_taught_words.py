@@ -3,7 +3,7 @@ update that makes them the session's keywords (what the model is prompted with).
 
 from __future__ import annotations
 
-from desktop_rt.engine.protocol.events import Configure, ModelPrompt, Respelling, SessionUpdated
+from desktop_rt.engine.protocol.events import Configure, Respelling, SessionUpdated
 from desktop_rt.engine.protocol.session_config import MAX_KEYWORDS
 from desktop_rt.live.taught_words import (
     MAX_WORD_CHARS,
@@ -146,8 +146,8 @@ def test_a_correction_of_a_word_already_taught_still_sends_its_respelling():
     [updated] = [e for e in session.events_to_send() if isinstance(e, SessionUpdated)]
     assert updated.session.respellings == taught.respellings
     [configure] = [c for c in session.commands() if isinstance(c, Configure)]
-    assert isinstance(configure.prompt, ModelPrompt) and str(configure.prompt) == "Dashwood"
-    assert configure.prompt.respellings == (
+    assert configure.prompt == "Dashwood"
+    assert configure.respellings == (
         Respelling("Dashwud", "Dashwood"),
         Respelling("Dash wood", "Dashwood"),
     )

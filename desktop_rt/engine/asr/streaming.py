@@ -27,7 +27,7 @@ from desktop_rt.engine.asr.streaming_config import StreamingConfig
 from desktop_rt.engine.asr.turn_decode import EndedTurn, TurnAudio, decode_turn
 from desktop_rt.engine.asr.window import AudioWindow
 from desktop_rt.engine.audio.vad import SpeechProbability
-from desktop_rt.engine.protocol.events import ModelPrompt, Respelling
+from desktop_rt.engine.protocol.events import Respelling
 
 __all__ = [
     "StreamingConfig",
@@ -91,11 +91,11 @@ class StreamingTranscriber:
     def set_language(self, language: str | None) -> None:
         self._language.set(language)
 
-    def set_prompt(self, prompt: str | None) -> None:
-        """The user's prompt; a :class:`ModelPrompt`'s respellings apply to the committed text
-        that later prompts are built from (:mod:`.respelling`), the text sent staying as it is."""
-        self._user_prompt = str(prompt) if prompt else None
-        self._respellings = prompt.respellings if isinstance(prompt, ModelPrompt) else ()
+    def set_prompt(self, prompt: str | None, respellings: tuple[Respelling, ...] = ()) -> None:
+        """The user's prompt; ``respellings`` apply to the committed text that later prompts are
+        built from (:mod:`.respelling`), the text already sent staying as it is."""
+        self._user_prompt = prompt or None
+        self._respellings = respellings
 
     # -- clock ----------------------------------------------------------------------------
     @property

@@ -11,6 +11,7 @@ import numpy as np
 
 from desktop_rt.core_types import Word
 from desktop_rt.engine.asr.agreement import StreamUpdate
+from desktop_rt.engine.protocol.events import Respelling
 
 __all__ = [
     "Transcriber",
@@ -44,7 +45,8 @@ class Transcriber(Protocol):
 
     def set_language(self, language: str | None) -> None: ...
 
-    def set_prompt(self, prompt: str | None) -> None: ...
+    def set_prompt(self, prompt: str | None, respellings: tuple[Respelling, ...] = ()) -> None:
+        """The user's prompt, and the spellings the committed text it is joined with takes."""
 
 
 TranscriberFactory = Callable[[], Transcriber]

@@ -95,7 +95,7 @@ def _feed(
             stream._dropped = 0
         elif isinstance(command, Configure):
             transcriber.set_language(command.language)
-            transcriber.set_prompt(command.prompt)
+            transcriber.set_prompt(command.prompt, command.respellings)
         else:
             log.warning("%s: unknown command %r ignored", stream.name, command)
 

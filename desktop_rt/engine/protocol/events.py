@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from desktop_rt.engine.protocol.respellings import ModelPrompt, Respelling
+from desktop_rt.engine.protocol.respellings import Respelling
 from desktop_rt.engine.protocol.session_config import ProtocolError, SessionConfig, SessionPatch
 
 __all__ = [
@@ -49,7 +49,6 @@ __all__ = [
     "Flush",
     "Clear",
     "Configure",
-    "ModelPrompt",
     "Respelling",
     "Command",
     "to_wire",
@@ -367,11 +366,12 @@ class Clear:
 
 @dataclass(frozen=True)
 class Configure:
-    """Transcribe from now on with this language (ISO code, None: detect) and prompt (a
-    :class:`ModelPrompt` when the session has respellings for its committed text)."""
+    """Transcribe from now on with this language (ISO code, None: detect) and prompt; the
+    committed text later prompts are built from takes ``respellings``."""
 
     language: str | None
     prompt: str | None
+    respellings: tuple[Respelling, ...] = ()
 
 
 Command = AudioChunk | Flush | Clear | Configure

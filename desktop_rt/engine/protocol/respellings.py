@@ -1,12 +1,10 @@
-"""Spellings a session corrects in its recognizer's context: :class:`Respelling`, :class:`ModelPrompt`.
+"""Spellings a session corrects in its recognizer's context: :class:`Respelling`.
 
 A :class:`Respelling` says that ``old`` (one or more words) is written ``new`` from now on:
 desktop-rt's ``transcription.respellings``, each ``{"from": old, "to": new}`` (docs/protocol.md).
 The recognizer applies a session's respellings to the committed text its prompt is built from
-(``engine.asr.respelling``); the text already sent to clients stands. :class:`ModelPrompt` is the
-prompt a ``Configure`` command carries them with: a ``str`` (the prompt the model reads, and
-compared as that text), so whatever passes a prompt on passes them on untouched.
-:func:`parse_respellings` reads the wire field. No I/O.
+(``engine.asr.respelling``; a ``Configure`` command carries them beside the prompt); the text
+already sent to clients stands. :func:`parse_respellings` reads the wire field. No I/O.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ from desktop_rt.engine.protocol.fields import (
     shown,
 )
 
-__all__ = ["MAX_RESPELLINGS", "ModelPrompt", "Respelling", "parse_respellings"]
+__all__ = ["MAX_RESPELLINGS", "Respelling", "parse_respellings"]
 
 MAX_RESPELLINGS = 64
 _WORD = re.compile(r"\w")
@@ -39,20 +37,6 @@ class Respelling:
 
     def to_wire(self) -> dict[str, str]:
         return {"from": self.old, "to": self.new}
-
-
-class ModelPrompt(str):
-    """A prompt (this string) and the respellings its committed-text context takes."""
-
-    respellings: tuple[Respelling, ...]
-
-    def __new__(cls, text: str, respellings: tuple[Respelling, ...] = ()) -> ModelPrompt:
-        prompt = super().__new__(cls, text)
-        prompt.respellings = respellings
-        return prompt
-
-    def __repr__(self) -> str:
-        return f"ModelPrompt({str.__repr__(self)}, {self.respellings!r})"
 
 
 def _text(obj: dict[str, Any], key: str, param: str) -> str:

@@ -325,7 +325,7 @@ class RealtimeSession:
         options = new.turn_options
         self._intake.idle_timeout_ms = options.idle_timeout_ms if options is not None else None
         if new.recognizer_settings != old.recognizer_settings:
-            self._commands.append(Configure(new.language, new.model_prompt))
+            self._commands.append(Configure(new.language, new.model_prompt, new.respellings))
         self.config = new
         self._events.append(SessionUpdated(new))
 

@@ -47,7 +47,7 @@ from desktop_rt.engine.protocol.formats import (
     parse_format,
 )
 from desktop_rt.engine.protocol.languages import resolve_language
-from desktop_rt.engine.protocol.respellings import ModelPrompt, Respelling, parse_respellings
+from desktop_rt.engine.protocol.respellings import Respelling, parse_respellings
 from desktop_rt.engine.protocol.turn_detection import (
     TurnOptions,
     parse_turn_detection,
@@ -167,11 +167,10 @@ class SessionConfig:
         return LOGPROBS in self.include
 
     @property
-    def model_prompt(self) -> ModelPrompt | None:
-        """What the model is prompted with: the prompt, then the keywords joined by commas
-        (with the respellings for the committed text the recognizer adds to it)."""
+    def model_prompt(self) -> str | None:
+        """What the model is prompted with: the prompt, then the keywords joined by commas."""
         text = " ".join(p for p in (self.prompt, ", ".join(self.keywords)) if p)
-        return ModelPrompt(text, self.respellings) if text or self.respellings else None
+        return text or None
 
     @property
     def recognizer_settings(self) -> tuple[str | None, str | None, tuple[Respelling, ...]]:

@@ -23,7 +23,7 @@ from desktop_rt.core_types import Word
 from desktop_rt.engine.asr.agreement import StreamUpdate
 from desktop_rt.engine.asr.backend import AsrBackend, BackendTraits, DetectedLanguage, Task
 from desktop_rt.engine.asr.worker import InferenceWorker, WorkerResult, WorkerStream
-from desktop_rt.engine.protocol.events import AudioChunk
+from desktop_rt.engine.protocol.events import AudioChunk, Respelling
 
 __all__ = ["RecognitionStopped", "WorkerBackend"]
 
@@ -75,7 +75,7 @@ class _CallTranscriber:
     def set_language(self, language: str | None) -> None:
         pass
 
-    def set_prompt(self, prompt: str | None) -> None:
+    def set_prompt(self, prompt: str | None, respellings: tuple[Respelling, ...] = ()) -> None:
         pass
 
 

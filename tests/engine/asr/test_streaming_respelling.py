@@ -12,7 +12,7 @@ import numpy as np
 
 from desktop_rt.core_types import SAMPLE_RATE, Word
 from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
-from desktop_rt.engine.protocol.events import ModelPrompt, Respelling
+from desktop_rt.engine.protocol.events import Respelling
 from desktop_rt.engine.protocol.session_config import SessionConfig
 from desktop_rt.live.taught_words import TaughtWords
 from tests.support.clips import read_clip, reference_text, wer
@@ -36,26 +36,26 @@ def turn(tr: StreamingTranscriber) -> str:
     return "".join(w.text for w in stream(tr, TURN))
 
 
-def corrected_turn(prompt: str) -> tuple[str, str, list[str | None]]:
+def corrected_turn(
+    prompt: str, respellings: tuple[Respelling, ...] = ()
+) -> tuple[str, str, list[str | None]]:
     """The first turn, then ``prompt`` set, then the second: both texts and the later prompts."""
     backend = LearningBackend("and mister John Dashwood had", {"Dashwood": "Dashwud"}, True)
     tr = StreamingTranscriber(backend, StreamingConfig(vad=False))
     first = turn(tr)
     before = len(backend.prompts_seen())
-    tr.set_prompt(prompt)
+    tr.set_prompt(prompt, respellings)
     second = turn(tr)
     return first, second, backend.prompts_seen()[before:]
 
 
 def test_a_respelled_context_prompts_the_new_spelling_and_the_next_turn_is_written_so():
-    taught = ModelPrompt("Dashwood", (Respelling("Dashwud", "Dashwood"),))
-    first, second, prompts = corrected_turn(taught)
+    first, second, prompts = corrected_turn("Dashwood", (Respelling("Dashwud", "Dashwood"),))
     assert first == " and mister John Dashwud had"
     assert prompts and all(p is not None and "Dashwood" in p for p in prompts), prompts
     assert not any("Dashwud" in (p or "") for p in prompts), prompts
     assert any("John Dashwood had" in (p or "") for p in prompts), prompts  # the context too
     assert second == " and mister John Dashwood had"
-    assert type(prompts[0]) is str  # the backend gets a plain prompt
 
 
 def test_a_keyword_alone_loses_to_the_context_that_spells_the_word_the_old_way():
@@ -68,7 +68,7 @@ def test_a_keyword_alone_loses_to_the_context_that_spells_the_word_the_old_way()
 def test_respellings_go_with_the_next_prompt_and_a_plain_prompt_drops_them():
     backend = LearningBackend("and mister John Dashwood had", {"Dashwood": "Dashwud"}, True)
     tr = StreamingTranscriber(backend, StreamingConfig(vad=False))
-    tr.set_prompt(ModelPrompt("", (Respelling("mister", "Mister"),)))
+    tr.set_prompt(None, (Respelling("mister", "Mister"),))
     assert turn(tr) == " and mister John Dashwud had"  # the words heard are not respelled
     start = len(backend.prompts_seen())
     assert turn(tr) == " and mister John Dashwud had"
@@ -94,7 +94,7 @@ def test_the_real_model_is_prompted_with_the_corrected_spelling_not_the_old_one(
     assert taught.teach(recognised, corrected)
     assert taught.respellings == (Respelling(old, "Zedekiah"),)
     config = SessionConfig(id="s", model="m").apply(taught.session_update().patch)
-    tr.set_prompt(config.model_prompt)
+    tr.set_prompt(config.model_prompt, config.respellings)
     start = len(log.prompts)
     second = stream(tr, read_clip("ss-0870"))
     prompts = log.prompts[start:]

@@ -1,11 +1,11 @@
 """``transcription.respellings``: read, echoed, bounded, refused when malformed, and carried to
-the worker with the prompt (a :class:`ModelPrompt`), also when the prompt's text is unchanged."""
+the worker beside the prompt (``Configure.respellings``), also when the prompt is unchanged."""
 
 from __future__ import annotations
 
 import pytest
 
-from desktop_rt.engine.protocol.events import Configure, ModelPrompt, Respelling
+from desktop_rt.engine.protocol.events import Configure, Respelling
 from desktop_rt.engine.protocol.respellings import MAX_RESPELLINGS
 from tests.support.session_support import make, only_error, update
 
@@ -20,9 +20,7 @@ def test_respellings_are_echoed_and_reach_the_worker_with_the_prompt():
     transcription = updated["session"]["audio"]["input"]["transcription"]
     assert transcription["respellings"] == [DASHWOOD]
     [configure] = session.commands()
-    assert isinstance(configure.prompt, ModelPrompt)
-    assert str(configure.prompt) == "Dashwood"
-    assert configure.prompt.respellings == (Respelling("Dashwud", "Dashwood"),)
+    assert configure == Configure(None, "Dashwood", (Respelling("Dashwud", "Dashwood"),))
 
 
 def test_a_change_of_respellings_alone_configures_the_worker_again():
@@ -31,31 +29,23 @@ def test_a_change_of_respellings_alone_configures_the_worker_again():
     [first] = session.commands()
     update(session, transcription={"respellings": [{"from": " Dash   wud ", "to": "Dashwood"}]})
     [second] = session.commands()
-    assert str(second.prompt) == str(first.prompt) == "Dashwood"  # the text alone is the same
-    assert isinstance(second.prompt, ModelPrompt)
-    assert second.prompt.respellings == (Respelling("Dash wud", "Dashwood"),)  # spaces tidied
+    assert second.prompt == first.prompt == "Dashwood"  # the prompt alone is the same
+    assert second.respellings == (Respelling("Dash wud", "Dashwood"),)  # spaces tidied
     update(session, transcription={"respellings": [{"from": "Dash wud", "to": "Dashwood"}]})
     assert session.commands() == []  # nothing changed
     (cleared,) = update(session, transcription={"respellings": None})
     assert "respellings" not in cleared["session"]["audio"]["input"]["transcription"]
     [plain] = session.commands()
-    assert plain == Configure(None, "Dashwood") and plain.prompt.respellings == ()
+    assert plain == Configure(None, "Dashwood") and plain.respellings == ()
 
 
-def test_respellings_alone_make_an_empty_prompt_that_carries_them():
+def test_respellings_alone_reach_the_worker_without_a_prompt():
     session = make()
     update(session, transcription={"respellings": [DASHWOOD]})
     [configure] = session.commands()
-    assert isinstance(configure.prompt, ModelPrompt) and str(configure.prompt) == ""
-    assert configure.prompt.respellings == (Respelling("Dashwud", "Dashwood"),)
+    assert configure == Configure(None, None, (Respelling("Dashwud", "Dashwood"),))
     update(session, transcription=None)  # null resets them with the prompt and keywords
     assert session.commands() == [Configure(None, None)]
-
-
-def test_a_model_prompt_is_its_text_wherever_a_prompt_goes():
-    taught = ModelPrompt("Dashwood", (Respelling("a", "b"),))
-    assert taught == "Dashwood" and hash(taught) == hash("Dashwood")
-    assert type(str(taught)) is str and "Respelling" in repr(taught)
 
 
 @pytest.mark.parametrize(
