@@ -15,7 +15,7 @@ import resource
 import subprocess
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -235,10 +235,81 @@ def replay(
 # ---------------------------------------------------------------------------------------------
 # Machine
 # ---------------------------------------------------------------------------------------------
+def _status_mb(key: str) -> float | None:
+    """A ``Vm...`` line of /proc/self/status in MB (Linux), or None where there is none."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(f"{key}:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def rss_mb() -> float | None:
+    """Resident set size of this process now (Linux), or None."""
+    return _status_mb("VmRSS")
+
+
 def peak_rss_mb() -> float:
-    """Peak resident set size of this process (Linux reports KiB, macOS bytes)."""
+    """Peak resident set size of this process: its own memory since it was started.
+
+    On Linux ``VmHWM``, not ``ru_maxrss``: Linux keeps ``ru_maxrss`` across ``execve``, so a
+    child that ``subprocess`` starts (vfork, then exec) reports at least its parent's peak.
+    Elsewhere ``ru_maxrss`` (macOS reports bytes).
+    """
+    hwm = _status_mb("VmHWM")
+    if hwm is not None:
+        return hwm
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return rss / (1024 * 1024) if platform.system() == "Darwin" else rss / 1024
+
+
+def reset_peak_rss() -> bool:
+    """Set this process's peak RSS back to its RSS now (Linux 4.0+); False where it cannot."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        return False
+    return True
+
+
+@dataclass
+class MemoryLog:
+    """A child run's RSS at each step, and what the system added over the harness's data.
+
+    Call :meth:`data_loaded` once the child holds the audio it streams and nothing of the
+    system yet, :meth:`mark` after each of the system's steps, :meth:`summary` at the end.
+    """
+
+    steps: list = field(default_factory=list)  # [step, RSS MB, peak RSS MB so far]
+    data_rss: float | None = None  # RSS with the data loaded, before the system's imports
+    load_peak: float = 0.0  # peak RSS up to then (reading the data included)
+    reset: bool = False  # whether the peak was reset there (then later peaks are the system's)
+
+    def mark(self, step: str) -> None:
+        self.steps.append([step, round(rss_mb() or 0.0, 1), round(peak_rss_mb(), 1)])
+
+    def data_loaded(self) -> None:
+        self.mark("data")
+        self.data_rss = rss_mb()
+        self.load_peak = peak_rss_mb()
+        self.reset = reset_peak_rss()
+
+    def summary(self) -> dict:
+        """``peak_rss_mb``: the process's peak; ``added_rss_mb``: the peak after the data was
+        loaded minus the RSS then (None where RSS cannot be read)."""
+        self.mark("end")
+        since = peak_rss_mb()
+        added = None if self.data_rss is None else since - self.data_rss
+        return {
+            "peak_rss_mb": max(since, self.load_peak),
+            "added_rss_mb": added,
+            "data_rss_mb": self.data_rss,
+            "rss_steps": self.steps,
+        }
 
 
 def system_busy_seconds() -> float | None:

@@ -65,6 +65,7 @@ COLUMNS = [  # (metric key, header, format)
     ("cpu_per_audio_s", "CPU s/audio s", ".2f"),
     ("max_backlog", "max lag s", ".2f"),
     ("peak_rss_mb", "peak RSS MB", ".0f"),
+    ("added_rss_mb", "added RSS MB", ".0f"),
     ("other_load", "other load (cores)", ".2f"),
 ]
 
@@ -207,6 +208,11 @@ def target_lines(cname: str, noisy: bool, systems: dict) -> list[str]:
     for what, values, bound in checks:
         ok = all(v is not None and v <= bound for v in values)
         lines.append(f"- {'PASS' if ok else 'FAIL'} {what}: " + ", ".join(S.fmt(v) for v in values))
+    added = [m.get("added_rss_mb") for m in ours]  # None in reports saved before 2026-12-02
+    if any(a is not None for a in added):
+        lines.append(
+            "- of that peak, RSS it added over its audio: " + ", ".join(S.fmt(a) for a in added)
+        )
     return lines + [""]
 
 
@@ -288,7 +294,8 @@ def run_parent(args) -> int:
                 x = entry.get("metrics")
                 S.log(
                     f"    WER {x['wer'] * 100:.1f}%, median {S.fmt(x['median'])} s, CPU "
-                    f"{x['cpu_per_audio_s']:.2f} s/s, max lag {x['max_backlog']:.2f} s"
+                    f"{x['cpu_per_audio_s']:.2f} s/s, max lag {x['max_backlog']:.2f} s, RSS "
+                    f"{x['peak_rss_mb']:.0f} MB (added {S.fmt(x['added_rss_mb'], '.0f')})"
                     if x
                     else f"    FAILED: {entry['error'][-600:]}"
                 )

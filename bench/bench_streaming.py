@@ -63,7 +63,7 @@ def words_tuple(words) -> list[tuple[str, float, float]]:
     return [(w.text, w.start, w.end) for w in words]
 
 
-def child_desktop_rt(stream: C.Stream, args) -> dict:
+def child_desktop_rt(stream: C.Stream, args, memory: C.MemoryLog) -> dict:
     from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
     from desktop_rt.engine.asr.whisper import WhisperBackend, WhisperOptions, default_threads
 
@@ -73,11 +73,14 @@ def child_desktop_rt(stream: C.Stream, args) -> dict:
     # gate and the UI) unless --engine-threads sets one; the other systems get --threads.
     backend_overrides.setdefault("threads", args.engine_threads or default_threads())
     backend = WhisperBackend(args.model, WhisperOptions(**backend_overrides))
+    memory.mark("model")
     backend.transcribe(stream.audio[: 2 * C.SAMPLE_RATE], language=args.language)  # warm-up
+    memory.mark("warm-up")
     # DESKTOP_RT_STREAMING='{"min_chunk_seconds": 0.5}' overrides engine settings (tuning runs).
     overrides = json.loads(os.environ.get("DESKTOP_RT_STREAMING", "{}"))
     config = StreamingConfig(language=args.language, **overrides)
     tr = StreamingTranscriber(backend, config)
+    memory.mark("engine")
     res = C.run_paced(
         stream.audio,
         speed=args.speed,
@@ -85,6 +88,7 @@ def child_desktop_rt(stream: C.Stream, args) -> dict:
         step=lambda: words_tuple(tr.process().committed),
         finish=lambda: words_tuple(tr.finish().committed),
     )
+    memory.mark("stream")
     out = paced_dict(res)
     out["inferences"] = tr.inferences
     out["rehearings"] = tr.rehearings
@@ -97,7 +101,7 @@ def child_desktop_rt(stream: C.Stream, args) -> dict:
     return out
 
 
-def child_offline(stream: C.Stream, args) -> dict:
+def child_offline(stream: C.Stream, args, memory: C.MemoryLog) -> dict:
     """faster-whisper on the whole file once the audio has ended: latency = processing time."""
     from faster_whisper import WhisperModel
 
@@ -109,13 +113,16 @@ def child_offline(stream: C.Stream, args) -> dict:
         num_workers=1,
         local_files_only=True,
     )
+    memory.mark("model")
     list(model.transcribe(stream.audio[: 2 * C.SAMPLE_RATE], language=args.language)[0])  # warm-up
+    memory.mark("warm-up")
     busy0 = C.system_busy_seconds()
     cpu0, t0 = time.process_time(), time.monotonic()
     words = offline_words(model, stream.audio, args.language)
     took = time.monotonic() - t0
     cpu = time.process_time() - cpu0
     busy1 = C.system_busy_seconds()
+    memory.mark("stream")
     return {
         "words": [{"text": t, "start": s, "end": e, "commit": None} for t, s, e in words],
         "latency_all_words": took,
@@ -130,7 +137,7 @@ def child_offline(stream: C.Stream, args) -> dict:
     }
 
 
-def child_peer(stream: C.Stream, args, variant: str) -> dict:
+def child_peer(stream: C.Stream, args, variant: str, memory: C.MemoryLog) -> dict:
     """whisperlivekit's LocalAgreement OnlineASRProcessor, driven as its AudioProcessor does.
 
     The ASR object is built as ``local_agreement.whisper_online.backend_factory`` builds it
@@ -145,6 +152,7 @@ def child_peer(stream: C.Stream, args, variant: str) -> dict:
     from whisperlivekit.local_agreement.backends import FasterWhisperASR
     from whisperlivekit.local_agreement.online_asr import OnlineASRProcessor
 
+    memory.mark("imports")
     beam = 5 if variant.endswith("-b5") else 1
 
     class BenchFasterWhisperASR(FasterWhisperASR):
@@ -178,7 +186,9 @@ def child_peer(stream: C.Stream, args, variant: str) -> dict:
     asr.tokenizer = None  # only used by "sentence" trimming
     asr.buffer_trimming, asr.buffer_trimming_sec = PEER_TRIM
     asr.backend_choice = "faster-whisper"
+    memory.mark("model")
     asr.transcribe(stream.audio[: 2 * C.SAMPLE_RATE])  # warm-up
+    memory.mark("warm-up")
     online = OnlineASRProcessor(asr)
 
     min_samples = int(PEER_MIN_CHUNK * C.SAMPLE_RATE)
@@ -207,6 +217,7 @@ def child_peer(stream: C.Stream, args, variant: str) -> dict:
         return drained + [(t.text, t.start, t.end) for t in tokens]
 
     res = C.run_paced(stream.audio, speed=args.speed, insert=insert, step=step, finish=finish)
+    memory.mark("stream")
     out = paced_dict(res)
     out["inferences"] = inferences[0]
     out["config"] = {
@@ -279,13 +290,16 @@ def paced_dict(res: C.PacedResult) -> dict:
 
 
 def run_child(args) -> int:
+    memory = C.MemoryLog()
+    memory.mark("start")
     stream = C.build_stream(args.stream)
+    memory.data_loaded()  # from here on, what the process adds is the system's
     if args.one == OURS:
-        out = child_desktop_rt(stream, args)
+        out = child_desktop_rt(stream, args, memory)
     elif args.one == OFFLINE:
-        out = child_offline(stream, args)
+        out = child_offline(stream, args, memory)
     elif args.one in PEER_VARIANTS:
-        out = child_peer(stream, args, args.one)
+        out = child_peer(stream, args, args.one, memory)
     else:
         raise SystemExit(f"unknown system {args.one!r}")
     out.update(
@@ -293,9 +307,9 @@ def run_child(args) -> int:
         stream=args.stream,
         audio_seconds=stream.seconds,
         speed=args.speed,
-        peak_rss_mb=C.peak_rss_mb(),
         python=sys.executable,
     )
+    out.update(memory.summary())
     if args.json:
         print(json.dumps(out))
     else:
@@ -328,6 +342,7 @@ def metrics(raw: dict, stream: C.Stream, reference_words) -> dict:
         "wer": C.wer(stream.reference, text),
         "cpu_per_audio_s": raw["cpu_seconds"] / stream.seconds,
         "peak_rss_mb": raw["peak_rss_mb"],
+        "added_rss_mb": raw.get("added_rss_mb"),
         "words": len(words),
         "unmatched": unmatched,
         "max_backlog": raw["max_backlog"],
@@ -361,8 +376,17 @@ COLUMNS = [
     ("wer", "WER %", ".1f"),
     ("cpu_per_audio_s", "CPU s/audio s", ".2f"),
     ("peak_rss_mb", "peak RSS MB", ".0f"),
+    ("added_rss_mb", "added RSS MB", ".0f"),
 ]
-RATIO_KEYS = ["first_word", "median", "p90", "final", "cpu_per_audio_s", "peak_rss_mb"]
+RATIO_KEYS = [
+    "first_word",
+    "median",
+    "p90",
+    "final",
+    "cpu_per_audio_s",
+    "peak_rss_mb",
+    "added_rss_mb",
+]
 
 
 def render(report: dict) -> str:
@@ -447,7 +471,8 @@ def render(report: dict) -> str:
                 lines.append(
                     f"- {system} run {r['run']}: first {fmt(x['first_word'])} s, median {fmt(x['median'])} s, "
                     f"p90 {fmt(x['p90'])} s, final {fmt(x['final'])} s, WER {x['wer'] * 100:.1f}%, "
-                    f"CPU {x['cpu_per_audio_s']:.2f} s/s, RSS {x['peak_rss_mb']:.0f} MB, "
+                    f"CPU {x['cpu_per_audio_s']:.2f} s/s, RSS {x['peak_rss_mb']:.0f} MB "
+                    f"(added {fmt(x.get('added_rss_mb'), '.0f')}), "
                     f"{x['words']} words ({x['unmatched']} unmatched), max backlog {x['max_backlog']:.1f} s, "
                     f"longest step {x.get('longest_step') or 0:.1f} s, {x['inferences'] or 1} inferences, "
                     f"other load {fmt(x.get('other_load'))} cores"
@@ -578,7 +603,8 @@ def run_parent(args) -> int:
                     x = entry["metrics"]
                     log(
                         f"    median {fmt(x['median'])} s, p90 {fmt(x['p90'])} s, final {fmt(x['final'])} s, "
-                        f"WER {x['wer'] * 100:.1f}%, CPU {x['cpu_per_audio_s']:.2f} s/s, RSS {x['peak_rss_mb']:.0f} MB"
+                        f"WER {x['wer'] * 100:.1f}%, CPU {x['cpu_per_audio_s']:.2f} s/s, RSS {x['peak_rss_mb']:.0f} MB "
+                        f"(added {fmt(x['added_rss_mb'], '.0f')})"
                     )
                 except Exception as exc:  # a failed system is reported, not fatal
                     entry["error"] = str(exc)

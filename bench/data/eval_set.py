@@ -54,13 +54,17 @@ def default_cache() -> Path:
 # ---------------------------------------------------------------------------------------------
 # Audio
 # ---------------------------------------------------------------------------------------------
-def read_wav(path: Path) -> np.ndarray:
+def read_wav(path: Path, frames: int = -1) -> np.ndarray:
+    """The first ``frames`` samples (-1: all) of a 16 kHz file as mono float32, held once: a
+    mono file's samples are returned as read, not copied."""
     import soundfile as sf
 
-    audio, rate = sf.read(str(path), dtype="float32", always_2d=True)
+    audio, rate = sf.read(str(path), frames=frames, dtype="float32", always_2d=True)
     if rate != SAMPLE_RATE:
         raise ValueError(f"{path} is {rate} Hz, not {SAMPLE_RATE}")
-    return audio.mean(axis=1).astype(np.float32)
+    if audio.shape[1] == 1:
+        return audio[:, 0]
+    return audio.mean(axis=1, dtype=np.float32)
 
 
 def write_wav(path: Path, audio: np.ndarray) -> None:
@@ -216,21 +220,33 @@ def load(name: str, cache: Path | None = None) -> EvalData:
         raise ValueError(f"unknown data set {name!r}: stream[-snrN][@S] or clips[-snrN][@S]")
     keep = float(limit) if limit else float("inf")
     if kind == "stream":
-        audio = read_wav(cache / "stream" / f"{variant}.wav")
         utts = [u for u in manifest["stream"]["utterances"] if u["end"] <= keep]
         if not utts:
             raise ValueError(f"{name!r}: no utterance ends within the first {limit} s")
-        if limit:
-            audio = audio[: int((utts[-1]["end"] + 0.5) * SAMPLE_RATE)]
+        frames = int((utts[-1]["end"] + 0.5) * SAMPLE_RATE) if limit else -1
+        audio = read_wav(cache / "stream" / f"{variant}.wav", frames)  # only what is streamed
         names = [u["name"] for u in utts]
     else:
-        names, parts, total = [], [], 0.0
-        gap = np.zeros(int(CLIP_GAP * SAMPLE_RATE), dtype=np.float32)
+        names, total = [], 0.0
         for clip in sorted(manifest["clips"]):
             total += manifest["clips"][clip]["seconds"] + CLIP_GAP
             if total > keep:
                 break
             names.append(clip)
-            parts += [read_wav(cache / "clips" / variant / f"{clip}.wav"), gap]
-        audio = np.concatenate(parts)
+        audio = read_clips([cache / "clips" / variant / f"{n}.wav" for n in names])
     return EvalData(name, audio, [manifest["clips"][n]["reference"] for n in names])
+
+
+def read_clips(paths: list[Path]) -> np.ndarray:
+    """The files one after the other, each followed by ``CLIP_GAP`` s of silence, read into one
+    float32 array sized from their headers (no list of parts beside it)."""
+    import soundfile as sf
+
+    gap = int(CLIP_GAP * SAMPLE_RATE)
+    lengths = [sf.info(str(p)).frames for p in paths]
+    audio = np.zeros(sum(lengths) + gap * len(paths), dtype=np.float32)
+    at = 0
+    for path, n in zip(paths, lengths, strict=True):
+        audio[at : at + n] = read_wav(path)
+        at += n + gap
+    return audio
