@@ -3,22 +3,25 @@
 Without ``--speed`` the file is recognised as a file (:mod:`~desktop_rt.engine.asr.file_transcriber`):
 decoded in a stream, its speech cut at pauses into windows, each transcribed once, with a
 progress bar on stderr. ``--speed N`` feeds it to the streaming engine in 100 ms chunks at N x
-realtime, as a microphone would, with tentative text live on a terminal. The words become the
-transcript on stdout or in ``--output``; repairs of bad samples and an early end of the file
-are warned about on stderr, and a truncated or damaged file exits with :data:`EXIT_PARTIAL`.
+realtime, as a microphone would, with tentative text live on a terminal (``--word-times FILE``:
+each word also written to FILE as a JSON line when it commits). The words become the transcript
+on stdout or in ``--output``; repairs of bad samples and an early end of the file are warned
+about on stderr, and a truncated or damaged file exits with :data:`EXIT_PARTIAL`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, TextIO
 
 from desktop_rt.core_types import SAMPLE_RATE, Word
-from desktop_rt.errors import AudioDecodeError
+from desktop_rt.errors import AudioDecodeError, DesktopRtError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -93,6 +96,14 @@ def add_parser(sub: Any) -> None:
         "--no-live", action="store_true", help="with --speed, do not show tentative text"
     )
     p.add_argument(
+        "--word-times",
+        metavar="FILE",
+        default=None,
+        help='with --speed, write each word to FILE the moment it commits, as a JSON line {"text", '
+        '"start", "end", "at"}: its times in the audio and when it committed, in seconds since '
+        "the replay began (the 100 ms chunk that starts s seconds in is fed at s / speed)",
+    )
+    p.add_argument(
         "--quiet", "-q", action="store_true", help="no progress output (warnings still show)"
     )
     p.set_defaults(func=run)
@@ -122,6 +133,32 @@ class LiveLine:
         if self.enabled:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
+
+
+class WordTimes:
+    """``--word-times``: committed words as JSON lines, flushed as they commit."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+
+    def write(self, words: Iterable[Word], at: float) -> None:
+        """``words`` committed ``at`` seconds after the replay began."""
+        for w in words:
+            line = {"text": w.text, "start": round(w.start, 3), "end": round(w.end, 3)}
+            self.stream.write(json.dumps(line | {"at": round(at, 4)}) + "\n")
+        self.stream.flush()
+
+
+def _open_word_times(args: argparse.Namespace) -> AbstractContextManager[TextIO | None]:
+    """``--word-times``'s file (or None), opened before the model loads: a bad path fails first."""
+    if args.word_times is None:
+        return nullcontext()
+    if not args.speed > 0:
+        raise DesktopRtError("--word-times needs --speed: only a replay commits words over time")
+    try:
+        return open(args.word_times, "w", encoding="utf-8")
+    except OSError as exc:
+        raise DesktopRtError(f"cannot write --word-times file {args.word_times}: {exc}") from exc
 
 
 class FileProgressDisplay:
@@ -182,16 +219,17 @@ def run(args: argparse.Namespace) -> int:
     reader = AudioFileReader(args.file)  # a missing or unreadable file fails before the model
     live = args.speed > 0
     threads = args.threads or (0 if live else os.cpu_count() or 0)
-    backend = open_backend(
-        args.model, threads=threads, progress=_progress_printer(), mmproj=args.mmproj
-    )
-    try:
-        if live:
-            words, language = _replay_file(backend, reader, args), args.language
-        else:
-            words, language = _recognise_file(backend, reader, args)
-    finally:
-        backend.close()
+    with _open_word_times(args) as times:
+        backend = open_backend(
+            args.model, threads=threads, progress=_progress_printer(), mmproj=args.mmproj
+        )
+        try:
+            if live:
+                words, language = _replay_file(backend, reader, args, times), args.language
+            else:
+                words, language = _recognise_file(backend, reader, args)
+        finally:
+            backend.close()
     for warning in reader.report.warnings():
         print(f"desktop-rt: warning: {warning}", file=sys.stderr)
     if reader.report.non_finite == reader.report.values:  # none usable: not an empty exit 0
@@ -227,7 +265,7 @@ def _recognise_file(
 
 
 def _replay_file(
-    backend: AsrBackend, reader: AudioFileReader, args: argparse.Namespace
+    backend: AsrBackend, reader: AudioFileReader, args: argparse.Namespace, times: TextIO | None
 ) -> list[Word]:
     """The file through the streaming engine in 100 ms chunks; its committed words."""
     from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
@@ -238,7 +276,8 @@ def _replay_file(
     live = LiveLine(sys.stderr, enabled=not args.no_live and sys.stderr.isatty())
     try:
         chunks = reader.chunks(int(CHUNK_SECONDS * SAMPLE_RATE))
-        return _replay(transcriber, chunks, args.speed, live)
+        word_times = WordTimes(times) if times is not None else None
+        return _replay(transcriber, chunks, args.speed, live, word_times)
     finally:
         live.close()
 
@@ -253,9 +292,14 @@ def _output_format(args: argparse.Namespace) -> str:
 
 
 def _replay(
-    transcriber: StreamingTranscriber, chunks: Iterable[np.ndarray], speed: float, live: LiveLine
+    transcriber: StreamingTranscriber,
+    chunks: Iterable[np.ndarray],
+    speed: float,
+    live: LiveLine,
+    times: WordTimes | None = None,
 ) -> list[Word]:
-    """Feed the 100 ms ``chunks`` at ``speed`` x realtime (0: at once); the committed words."""
+    """Feed the 100 ms ``chunks`` at ``speed`` x realtime (0: at once); the committed words,
+    each also given to ``times`` when it commits."""
     words: list[Word] = []
     offset = 0
     started = time.monotonic()
@@ -269,8 +313,13 @@ def _replay(
         offset += len(chunk)
         update = transcriber.process()
         words.extend(update.committed)
+        if times is not None and update.committed:
+            times.write(update.committed, time.monotonic() - started)
         live.update(update.committed, update.tentative)
-    words.extend(transcriber.finish().committed)
+    last = transcriber.finish().committed
+    words.extend(last)
+    if times is not None and last:
+        times.write(last, time.monotonic() - started)
     return words
 
 

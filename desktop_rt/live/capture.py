@@ -118,6 +118,7 @@ class CaptureFeed:
         self._gate_open = False
         self._vad: FrameVad | None = None
         self._watch = StallWatch(stall_seconds)
+        self._started_at: float | None = None  # until the first block: when start() was called
 
     # ---- control (any thread) --------------------------------------------------------------
 
@@ -134,6 +135,7 @@ class CaptureFeed:
         if self._thread is not None:
             raise RuntimeError("the feed is already started")
         self._running = True
+        self._started_at = time.monotonic()
         self._thread = threading.Thread(target=self._run, name="desktop-rt-capture", daemon=True)
         self._thread.start()
         self.source.start(self._on_block, self._on_source_status)
@@ -236,6 +238,7 @@ class CaptureFeed:
                     self._audio_queued -= len(item)
             self._check_stall()
             if isinstance(item, np.ndarray):
+                self._note_first_audio()
                 if resampler is None or rate != self.source.samplerate:
                     rate = self.source.samplerate
                     resampler = StreamResampler(rate)
@@ -350,6 +353,12 @@ class CaptureFeed:
         self._end_turn()
 
     LOSS_SILENCE_SECONDS = 2.0
+
+    def _note_first_audio(self) -> None:
+        """Log once when audio first flows: a device can take seconds to start delivering."""
+        if self._started_at is not None:
+            waited, self._started_at = time.monotonic() - self._started_at, None
+            log.info("capture from %s: first audio %.1f s after start", self.source.name, waited)
 
     def _check_stall(self) -> None:
         """Report a source that stopped delivering (and finish the turn), or its return."""

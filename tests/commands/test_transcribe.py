@@ -18,7 +18,7 @@ from desktop_rt import cli
 from desktop_rt.commands.transcribe import EXIT_PARTIAL, FileProgressDisplay
 from desktop_rt.engine.asr.file_transcriber import FileProgress
 from tests.support.bad_audio import cut_mp3, write_mp3
-from tests.support.clips import DATA, read_clip, reference_text, wer
+from tests.support.clips import DATA, read_clip, reference_text, wer, words_of
 from tests.support.damaged_files import cut_at, overwrite_inside, write_encoded
 
 
@@ -207,3 +207,35 @@ def test_a_healthy_encoded_file_exits_0_without_a_warning(model, capsys, tmp_pat
     code, out, err = transcribe(capsys, write_encoded(tmp_path, kind, audio), "-q")
     assert code == 0 and err == ""
     assert wer(reference, out) < 0.2
+
+
+def test_word_times_writes_each_word_as_it_commits(model, capsys, tmp_path):
+    """``--word-times``: the words of the transcript, one JSON line each, stamped when they
+    committed (bench/bench_app.py --beside transcribe scores them against the window's)."""
+    times = tmp_path / "words.jsonl"
+    code, out, err = transcribe(
+        capsys, DATA / "beckett.wav", "--speed", "inf", "--no-live", "--word-times", times
+    )
+    assert code == 0, err
+    lines = [json.loads(line) for line in times.read_text().splitlines()]
+    assert words_of("".join(w["text"] for w in lines)) == words_of(out)
+    assert wer(reference_text("beckett"), out) < 0.2
+    ats = [w["at"] for w in lines]
+    assert ats == sorted(ats) and ats[0] >= 0
+    assert len(set(ats)) >= 2  # written as they committed, not all at the end
+    assert all(0 <= w["start"] <= w["end"] <= 10.0 for w in lines)
+
+
+def test_word_times_without_speed_is_refused_before_the_model_loads(model, capsys, tmp_path):
+    times = tmp_path / "words.jsonl"
+    code, out, err = transcribe(capsys, DATA / "ss-0880.wav", "--word-times", times)
+    assert code == 1 and "--word-times needs --speed" in err
+    assert model == [] and not times.exists() and not out
+
+
+def test_an_unwritable_word_times_file_is_refused_before_the_model_loads(model, capsys, tmp_path):
+    times = tmp_path / "no such folder" / "words.jsonl"
+    args = ("--speed", "1", "--word-times", times)
+    code, out, err = transcribe(capsys, DATA / "ss-0880.wav", *args)
+    assert code == 1 and f"cannot write --word-times file {times}" in err
+    assert model == [] and not out

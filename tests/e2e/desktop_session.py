@@ -4,7 +4,9 @@ The microphone is a PulseAudio null sink: what is played into it (``paplay``) at
 comes out of its monitor, which the app opens through PortAudio and the ALSA ``pulse`` plugin,
 its real capture path. :func:`running_app` starts ``desktop-rt gui`` there on its own settings
 and data (faulthandler on, so a crash leaves its stacks in the log), yields once its window is
-up and its microphone open, and fails at once, with the log, if the app exits before that;
+up and its microphone delivers audio (on a loaded machine the stream's first block can come
+seconds after it was opened, and what is played into the sink before that is never captured),
+and fails at once, with the log, if the app exits before that;
 :func:`quit_app` quits it as logout does and asserts a clean exit. Everything started here is
 stopped here; a missing tool fails the test (``scripts/install.sh --test`` installs them all).
 """
@@ -170,6 +172,10 @@ def running_app(tmp: Path, mode: str) -> Iterator[RunningApp]:
                 app, log, lambda: output(["pactl", "list", "short", "source-outputs"], env)
             )
             wait_for("the app to open the microphone", reading, 120)
+            flowing = _until_exit(
+                app, log, lambda: "first audio" in log.read_text(errors="replace")
+            )
+            wait_for("the app's microphone to deliver audio", flowing, 120)
             yield RunningApp(app, env, window, log, tmp / "data" / "history.sqlite3")
 
 

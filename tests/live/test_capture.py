@@ -180,3 +180,24 @@ def test_a_source_that_stops_delivering_is_reported_silent_and_the_turn_is_commi
     finally:
         feed.stop()
     assert [m.kind for m in marks] == ["started", "committed", "committed"]
+
+
+def test_when_audio_first_flows_is_logged_once(caplog):
+    """A device can take seconds to deliver its first block after it was opened (PulseAudio
+    under load: 4.6 s); the log says when audio first flowed, which the end-to-end tests wait
+    for before they speak (tests/e2e/desktop_session.py)."""
+    source = StallingFileSource(tone(2.0), pace=10.0, name="slow mic")
+    source.stall()  # opened, but nothing delivered yet
+    feed = CaptureFeed(source, SessionRecorder(), hands_free=True, measure_speech=False)
+    with caplog.at_level(logging.INFO, logger="desktop_rt.live.capture"):
+        feed.start()
+        try:
+            assert feed.flush()
+            assert not [r for r in caplog.records if "first audio" in r.getMessage()]
+            source.resume()
+            while feed.clock < 1.0:
+                assert feed.flush()
+        finally:
+            feed.stop()
+    first = [r.getMessage() for r in caplog.records if "first audio" in r.getMessage()]
+    assert len(first) == 1 and first[0].startswith("capture from slow mic: first audio "), first
