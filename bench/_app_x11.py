@@ -37,6 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 from _app_inputs import cached_reference, stream_named  # noqa: E402
+from _app_sched import render_policies, render_scheduling, thread_policies  # noqa: E402
 
 LOUD = 1e-3
 HEARTBEAT_MS = 10
@@ -93,13 +94,18 @@ def _nice_start_thread() -> None:
     cls.start_here = niced
 
 
-def child(wav: str, out: str, seconds: float, nice: str) -> None:
+def child(wav: str, out: str, seconds: float, nice: str, policy: str, switch_ms: str) -> None:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     from desktop_rt.config import HANDS_FREE, AudioSettings, ServerSettings, Settings
     from desktop_rt.live import embedded_server
-    from desktop_rt.ui.app import build_app, freeze_heap_when_ready
+    from desktop_rt.ui.app import (
+        SWITCH_INTERVAL,
+        build_app,
+        freeze_heap_when_ready,
+        set_switch_interval,
+    )
     from desktop_rt.ui.controller import default_backend, default_source
     from desktop_rt.ui.stall_causes import cpu_by_name, thread_times
     from desktop_rt.ui.stall_sampler import StallSampler
@@ -129,6 +135,10 @@ def child(wav: str, out: str, seconds: float, nice: str) -> None:
         backend_factory=backend_factory,
     )
     desk.controller.bridge.server_state.connect(freeze_heap_when_ready)  # as run_app does
+    set_switch_interval(float(switch_ms) / 1000 if switch_ms else SWITCH_INTERVAL)  # as run_app
+    if policy:  # --engine-policy: the model's threads under another scheduling policy
+        shipped = embedded_server.ENGINE_PRIORITY
+        desk.controller.engine.priority = embedded_server.EnginePriority(shipped.niceness, policy)
     updates: list[tuple[float, str, str]] = []
     finals: list[bool] = []
     desk.controller.bridge.caption.connect(
@@ -163,6 +173,7 @@ def child(wav: str, out: str, seconds: float, nice: str) -> None:
             if (played and quiet and caught_up) or now - state["play"] > seconds + 120:
                 state["closing"], state["end"] = True, now
                 state["cpu"] = cpu_by_name(state["cpu"], thread_times(now))
+                state["policies"] = thread_policies()
                 state["posted"] = dict(collections.Counter(bridge.published) - state["posted"])
                 state["levels"] = bridge.levels_delivered - state["levels"]
                 state["frames"] = meter.repaints - state["frames"]
@@ -200,6 +211,7 @@ def child(wav: str, out: str, seconds: float, nice: str) -> None:
         "gaps_over_100ms": int((gaps > 0.1).sum()),
         "stalls": _stalls(sampler.stalls, play, end),
         "cpu_ms_by_thread": state.get("cpu") if end is not None else None,
+        "thread_policies": state.get("policies"),
         "posted": state.get("posted") if end is not None else None,
         "levels_delivered": state.get("levels") if end is not None else None,
         "meter_frames": state.get("frames") if end is not None else None,
@@ -265,6 +277,7 @@ def part_x11(args) -> dict:
     soundfile.write(wav, stream.audio, C.SAMPLE_RATE)
     with desktop(tmp) as env:
         cmd = [sys.executable, __file__, str(wav), str(out), str(stream.seconds), args.engine_nice]
+        cmd += [args.engine_policy or "", str(args.switch_interval_ms or "")]
         subprocess.run(cmd, env=env, check=True, timeout=stream.seconds + 300)
     report = json.loads(out.read_text())
     result = {k: v for k, v in report.items() if k not in ("updates", "play", "first_loud")}
@@ -273,12 +286,14 @@ def part_x11(args) -> dict:
         "stream": stream.name,
         "seconds": stream.seconds,
         "engine_nice": args.engine_nice,  # all, none, model
+        "engine_policy": args.engine_policy,  # None: as shipped; other, batch, idle
+        "switch_interval_ms": args.switch_interval_ms,  # None: as shipped
         "run": result,
     }
 
 
 if __name__ == "__main__":
-    child(sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4])
+    child(sys.argv[1], sys.argv[2], float(sys.argv[3]), *sys.argv[4:7])
 
 
 def _nice_mode(value: str | bool) -> str:
@@ -296,7 +311,8 @@ def render_x11(x: dict) -> list[str]:
             "null sink that the app reads through PortAudio (ALSA `pulse`), hands-free, xcb window "
             "under Xvfb + openbox. Latency: offline word end (captured clock) → committed word shown; "
             f"event loop: a {HEARTBEAT_MS} ms QTimer heartbeat on the UI thread while transcribing. "
-            + NICE_MODES[_nice_mode(x.get("engine_nice", "all"))],
+            + NICE_MODES[_nice_mode(x.get("engine_nice", "all"))]
+            + render_scheduling(x),
             "",
             "| words | matched | median | p90 | max | WER | turns | longest UI stall | p99 gap | gaps > 50 ms | > 100 ms |",
             "|---|---|---|---|---|---|---|---|---|---|---|",
@@ -307,6 +323,7 @@ def render_x11(x: dict) -> list[str]:
         ]
         + _render_causes(r.get("stalls", []))
         + _render_cpu(r.get("cpu_ms_by_thread"), r)
+        + render_policies(r.get("thread_policies"))
         + _render_posts(r)
     )
 

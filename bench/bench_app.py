@@ -18,6 +18,9 @@
 (x11) not in the default parts: the real window under Xvfb with its real microphone path (a
     PulseAudio null sink played at 1x), word latency and the longest Qt event-loop stall
     (bench/_app_x11.py).
+(--beside transcribe) right after the window part: ``desktop-rt transcribe --speed 1`` on the
+    same audio, its committed words timed and scored by the same code; the report gives both
+    and what the window adds (bench/_app_beside.py).
 
 Results: bench/results/app-<date>.md (+ .json), also printed.
 """
@@ -446,6 +449,10 @@ def render(report: dict) -> str:
         from _app_x11 import render_x11
 
         lines += render_x11(report["x11"])
+    if "beside" in report:
+        from _app_beside import render_beside
+
+        lines += render_beside(report)
     return "\n".join(lines)
 
 
@@ -472,9 +479,31 @@ def main(argv=None) -> int:
         const="none",
         help="x11: --engine-nice none",
     )
+    p.add_argument(
+        "--engine-policy",
+        choices=("other", "batch", "idle"),
+        default=None,
+        help="x11: the model's native threads' scheduling policy (SCHED_OTHER, SCHED_BATCH, "
+        "SCHED_IDLE) with their nice value; default: as shipped (embedded_server.ENGINE_PRIORITY)",
+    )
+    p.add_argument(
+        "--switch-interval-ms",
+        type=float,
+        default=None,
+        help="x11: sys.setswitchinterval in the app, ms; default: as shipped (ui.app.SWITCH_INTERVAL)",
+    )
+    p.add_argument(
+        "--beside",
+        choices=("transcribe",),
+        default=None,
+        help="after the window part (x11, else latency), `desktop-rt transcribe --speed 1` on "
+        "the same audio, scored alike: what the window adds",
+    )
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     args = p.parse_args(argv)
     parts = args.parts.split(",")
+    if args.beside and not {"x11", "latency"} & set(parts):
+        p.error("--beside needs a window part: --parts x11 or latency")
     # Isolate the in-process parts from the user's files (the model is assembled here once).
     os.environ.setdefault(
         "DESKTOP_RT_DATA_DIR", str(Path(tempfile.gettempdir()) / "desktop-rt-bench-data")
@@ -496,6 +525,10 @@ def main(argv=None) -> int:
         from _app_x11 import part_x11
 
         report["x11"] = part_x11(args)
+    if args.beside:
+        from _app_beside import part_beside
+
+        report["beside"] = part_beside(args, report)
     report["load_end"] = C.loadavg()
     text = render(report)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,8 @@ of the built-in model (:class:`~desktop_rt.engine.models.repair_notice.RepairNot
 :meth:`~EmbeddedServer.stop` (blocking: call it on a helper thread) waits for a start still
 under way, then stops the server and closes the backend. The functions below it:
 :func:`load_niced` (the model loads on a thread at :func:`lower_thread_priority`, so its native
-compute threads inherit it while the server and inference threads keep the UI's priority) and
+compute threads inherit it while the server and inference threads keep the UI's priority; an
+:class:`EnginePriority` says how low: a nice value and a Linux scheduling policy) and
 :func:`start_embedded_server`, which blocks until the server listens.
 Nothing here touches Qt.
 """
@@ -32,16 +33,43 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENGINE_NICENESS",
+    "ENGINE_PRIORITY",
+    "EnginePriority",
     "ServerState",
     "EmbeddedServer",
     "load_niced",
     "lower_thread_priority",
+    "set_thread_policy",
     "start_embedded_server",
 ]
 
 log = logging.getLogger(__name__)
 
 ENGINE_NICENESS = 5
+_POLICIES = ("other", "batch", "idle")
+
+
+@dataclass(frozen=True)
+class EnginePriority:
+    """How the model's native compute threads yield the CPU (Linux; elsewhere nothing).
+
+    ``niceness`` is added to the loading thread's nice value; ``policy`` is its scheduling
+    policy: "other" (the normal one), "batch" (a CPU-bound thread: it does not preempt a
+    thread that is running when it wakes) or "idle" (runs only when no other thread wants
+    the core). A thread may lower its own policy this way without privileges; the threads it
+    creates inherit both (docs/design/app.md, "The UI thread").
+    """
+
+    niceness: int = ENGINE_NICENESS
+    policy: str = "other"
+
+    def __post_init__(self) -> None:
+        if self.policy not in _POLICIES:
+            raise ValueError(f"scheduling policy {self.policy!r} is not one of {_POLICIES}")
+
+
+ENGINE_PRIORITY = EnginePriority()
+"""What the app's model threads run at (bench_app.py --engine-policy tries the others)."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +102,8 @@ class EmbeddedServer:
         self._starting: threading.Thread | None = None
         self._unwatch: Callable[[], None] | None = None
         self.server: RealtimeServer | None = None
+        self.priority = ENGINE_PRIORITY
+        """What the model's native threads run at: set before :meth:`start`."""
 
     @property
     def backend(self) -> AsrBackend | None:
@@ -112,7 +142,7 @@ class EmbeddedServer:
 
         model = describe_model(spec)
         try:
-            self._backend = load_niced(self._backend_factory, spec)
+            self._backend = load_niced(self._backend_factory, spec, self.priority)
         except (DesktopRtError, OSError, RuntimeError, ValueError) as exc:
             message = f"The speech model could not be loaded: {exc}"
             self._publish(ServerState("failed", model, message=message))
@@ -145,17 +175,20 @@ class EmbeddedServer:
             backend.close()
 
 
-def load_niced(factory: Callable[[str], AsrBackend], spec: str) -> AsrBackend:
-    """``factory(spec)`` run on a thread of its own at the engine's lower priority, returned (or
-    its error raised) here. The model's native compute threads, created while it loads, inherit
-    that priority; the caller's thread, and the server and inference threads it starts next,
-    keep the UI's: a Python thread niced and waiting for a core while holding the GIL stalled
-    the UI thread (docs/design/app.md, "The UI thread")."""
+def load_niced(
+    factory: Callable[[str], AsrBackend], spec: str, priority: EnginePriority = ENGINE_PRIORITY
+) -> AsrBackend:
+    """``factory(spec)`` run on a thread of its own at the engine's lower ``priority``, returned
+    (or its error raised) here. The model's native compute threads, created while it loads,
+    inherit that priority; the caller's thread, and the server and inference threads it starts
+    next, keep the UI's: a Python thread niced and waiting for a core while holding the GIL
+    stalled the UI thread (docs/design/app.md, "The UI thread")."""
     loaded: list[AsrBackend] = []
     errors: list[BaseException] = []
 
     def load() -> None:
-        lower_thread_priority()
+        lower_thread_priority(priority.niceness)
+        set_thread_policy(priority.policy)
         try:
             loaded.append(factory(spec))
         except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread
@@ -182,6 +215,18 @@ def lower_thread_priority(niceness: int = ENGINE_NICENESS) -> None:
         os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) + niceness)
     except (AttributeError, OSError) as exc:
         log.debug("could not lower the engine's priority: %s", exc)
+
+
+def set_thread_policy(policy: str) -> None:
+    """Put the calling thread (and threads it creates) under a scheduling ``policy`` of
+    :class:`EnginePriority`, keeping its nice value. Linux only; a failure is logged."""
+    if sys.platform != "linux":
+        return
+    policies = {"other": os.SCHED_OTHER, "batch": os.SCHED_BATCH, "idle": os.SCHED_IDLE}
+    try:
+        os.sched_setscheduler(0, policies[policy], os.sched_param(0))
+    except OSError as exc:
+        log.debug("could not set the engine's scheduling policy: %s", exc)
 
 
 def start_embedded_server(

@@ -50,6 +50,8 @@ __all__ = [
     "AUDIO_FILE_ENV",
     "binding_problem",
     "freeze_heap_when_ready",
+    "set_switch_interval",
+    "SWITCH_INTERVAL",
     "quit_on_signals",
     "threads_left",
 ]
@@ -163,6 +165,17 @@ def freeze_heap_when_ready(state: ServerState) -> None:
         gc.freeze()
 
 
+SWITCH_INTERVAL: float | None = None
+"""Seconds a Python thread holds the GIL while another waits for it (``sys.setswitchinterval``);
+None keeps Python's 5 ms (bench_app.py --switch-interval-ms; docs/design/app.md, "The UI thread")."""
+
+
+def set_switch_interval(seconds: float | None = SWITCH_INTERVAL) -> None:
+    """Set the interpreter's switch interval to ``seconds``, unless None (for the app's process)."""
+    if seconds is not None:
+        sys.setswitchinterval(seconds)
+
+
 AUDIO_FILE_ENV = "DESKTOP_RT_AUDIO_FILE"
 """Replay this audio file as the microphone, in a loop of one pass (demos; machines with no mic)."""
 
@@ -197,6 +210,7 @@ def run_app(args: object = None) -> int:
     )
     app.setWindowIcon(desktop.window.windowIcon())
     desktop.controller.bridge.server_state.connect(freeze_heap_when_ready)
+    set_switch_interval()
     desktop.controller.shut_down.connect(app.quit)
     quit_on_signals(app, desktop)
     sampler = sampler_from_env()  # DESKTOP_RT_STALL_LOG: what blocks the UI thread, if asked

@@ -229,6 +229,8 @@ class HypothesisBuffer:
         again = [
             k for k in (normalize_word(w.text) for w in heard[: self._heard_again(heard)]) if k
         ]
+        if again == committed:  # heard as committed (most passes): nothing replaced
+            return False
         matcher = difflib.SequenceMatcher(None, committed, again, autojunk=False)
         return any(
             tag == "replace" and "".join(committed[i1:i2]) != "".join(again[j1:j2])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import accumulate
 
 from desktop_rt.core_types import Word
 from desktop_rt.engine.asr.spelling import normalize_word
@@ -85,28 +86,57 @@ def _last_match(held: Sequence[Word], words: Sequence[Word]) -> tuple[int, int]:
     """The last pair ``(i, j)`` of a longest in-order matching of ``held[i]`` to ``words[j]``
     (same normalized text, ends within ``_AGAIN_SECONDS``) taking each match as early as it
     can; ``(-1, -1)`` if nothing matches."""
-    a = [normalize_word(w.text) for w in held]
-    b = [normalize_word(w.text) for w in words]
-
-    def same(i: int, j: int) -> bool:
-        return bool(a[i]) and a[i] == b[j] and abs(words[j].end - held[i].end) <= _AGAIN_SECONDS
-
-    n, m = len(a), len(b)
-    best = [[0] * (m + 1) for _ in range(n + 1)]  # best[i][j]: matches within held[i:], words[j:]
-    for i in range(n - 1, -1, -1):
-        for j in range(m - 1, -1, -1):
-            here = best[i + 1][j + 1] + 1 if same(i, j) else 0
-            best[i][j] = max(best[i + 1][j], best[i][j + 1], here)
+    pairs = _matching_pairs(held, words)
+    if not pairs:
+        return (-1, -1)
+    n, m = len(held), len(words)
+    best = _match_table(pairs, n, m)  # best[i][j]: matches within held[i:], words[j:]
     i = j = 0
     last = (-1, -1)
     while i < n and j < m and best[i][j]:
-        if same(i, j) and best[i][j] == best[i + 1][j + 1] + 1:
+        if j in pairs.get(i, ()) and best[i][j] == best[i + 1][j + 1] + 1:
             last, i, j = (i, j), i + 1, j + 1
         elif best[i + 1][j] >= best[i][j + 1]:
             i += 1
         else:
             j += 1
     return last
+
+
+def _matching_pairs(held: Sequence[Word], words: Sequence[Word]) -> dict[int, set[int]]:
+    """``i -> {j}``: where ``held[i]`` may match ``words[j]`` (same non-empty normalized text,
+    ends within ``_AGAIN_SECONDS``); rows with no match are left out."""
+    at: dict[str, list[int]] = {}
+    for j, w in enumerate(words):
+        at.setdefault(normalize_word(w.text), []).append(j)
+    pairs: dict[int, set[int]] = {}
+    for i, h in enumerate(held):
+        key = normalize_word(h.text)
+        near = {j for j in at.get(key, ()) if abs(words[j].end - h.end) <= _AGAIN_SECONDS}
+        if key and near:
+            pairs[i] = near
+    return pairs
+
+
+def _match_table(pairs: dict[int, set[int]], n: int, m: int) -> list[list[int]]:
+    """The longest-matching table: ``best[i][j] = max(best[i + 1][j], best[i][j + 1],
+    best[i + 1][j + 1] + 1 where held[i] matches words[j])``, with a zero last row and column.
+
+    Each row never grows with ``j``, so it is the running maximum, from the right, of the row
+    below raised at the matches: one C-level pass per row (a row without a match is the one
+    below)."""
+    below = [0] * (m + 1)
+    best = [below]
+    for i in range(n - 1, -1, -1):
+        matches = pairs.get(i)
+        if matches:
+            raised = below[:]
+            for j in matches:
+                raised[j] = max(raised[j], below[j + 1] + 1)
+            below = list(accumulate(reversed(raised), max))[::-1]
+        best.append(below)
+    best.reverse()
+    return best
 
 
 def written_past(word: Word, committed: Sequence[Word], pending: Sequence[Word]) -> Word:

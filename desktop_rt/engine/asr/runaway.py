@@ -32,15 +32,13 @@ def _repeat_limit(n: int) -> int:
 
 def _loop_length(norm: list[str], i: int, out_norm: list[str]) -> int:
     """The length of the phrase starting at ``norm[i]`` that loops over ``out_norm``'s tail, or 0."""
-    for n in range(_LOOP_WORDS, 0, -1):
+    word, have = norm[i], len(out_norm)
+    for n in range(min(_LOOP_WORDS, len(norm) - i), 0, -1):
         limit = _repeat_limit(n)
-        if (
-            len(out_norm) >= n * limit
-            and norm[i : i + n] == out_norm[-n:]
-            and all(
-                out_norm[-n * (k + 1) : len(out_norm) - n * k] == out_norm[-n:]
-                for k in range(limit)
-            )
+        if have < n * limit or out_norm[have - n] != word:  # cheap tests first
+            continue
+        if norm[i : i + n] == out_norm[-n:] and all(
+            out_norm[have - n * (k + 1) : have - n * k] == out_norm[-n:] for k in range(limit)
         ):
             return n
     return 0

@@ -3,7 +3,8 @@
 Call order: ``append`` audio as it comes; ``drop_before``/``cut`` move the window's start
 forward (never back); ``reset`` empties it where the stream is now. The stream clock
 (``stream_seconds``) counts every sample ever appended and never goes back; ``start`` and the
-words' times are stream seconds.
+words' times are stream seconds. ``samples`` is a view of a buffer that grows by doubling (an
+append copies the chunk, not the window); audio once shown in a view is never overwritten.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ __all__ = ["EDGE", "AudioWindow", "after"]
 EDGE = 0.06
 """A word ending this close after the window's start lies before it (a cut's margin, rounding)."""
 _PREFIX_MARGIN = 1.0  # committed words ending this close before the start are forced too
+_MIN_CAPACITY = 4 * SAMPLE_RATE  # samples a new buffer holds at least
 
 
 def after(word: Word, start: float) -> bool:
@@ -36,7 +38,8 @@ class AudioWindow:
     def __init__(self, *, grid: float | None = None, forces_prefix: bool = False):
         self._grid = grid
         self._forces_prefix = forces_prefix
-        self.samples = np.zeros(0, dtype=np.float32)
+        self._buffer = np.zeros(0, dtype=np.float32)
+        self._first = self._end = 0  # the window is ``_buffer[_first:_end]``
         self.start = 0.0
         """Stream time of the window's first sample."""
         self.segment_begin = 0.0
@@ -48,7 +51,12 @@ class AudioWindow:
         self._total = 0
 
     def __len__(self) -> int:
-        return len(self.samples)
+        return self._end - self._first
+
+    @property
+    def samples(self) -> np.ndarray:
+        """The window's audio: a view that later appends, cuts and resets leave as it is."""
+        return self._buffer[self._first : self._end]
 
     def start_time(self) -> float:
         """``start`` as a callable, for readers that must not hold the transcriber."""
@@ -57,7 +65,7 @@ class AudioWindow:
     @property
     def seconds(self) -> float:
         """How much audio the window holds."""
-        return len(self.samples) / SAMPLE_RATE
+        return len(self) / SAMPLE_RATE
 
     @property
     def stream_seconds(self) -> float:
@@ -65,17 +73,29 @@ class AudioWindow:
         return self._total / SAMPLE_RATE
 
     def append(self, samples: np.ndarray) -> None:
-        self.samples = np.concatenate([self.samples, samples])
-        self._total += samples.size
-        self.new_samples += samples.size
+        n = samples.size
+        if self._end + n > len(self._buffer):
+            self._grow(n)
+        self._buffer[self._end : self._end + n] = samples
+        self._end += n
+        self._total += n
+        self.new_samples += n
+
+    def _grow(self, n: int) -> None:
+        """Move the window into a new buffer with room for ``n`` more samples and as many
+        again (the old buffer stays as it is for any view of it)."""
+        size = len(self)
+        buffer = np.empty(max(2 * (size + n), _MIN_CAPACITY), dtype=np.float32)
+        buffer[:size] = self._buffer[self._first : self._end]
+        self._buffer, self._first, self._end = buffer, 0, size
 
     def drop_before(self, t: float) -> None:
         """Drop window audio before stream time ``t`` (never past the window's end)."""
         cut = int(round((t - self.start) * SAMPLE_RATE))
         if cut <= 0:
             return
-        cut = min(cut, len(self.samples))
-        self.samples = self.samples[cut:]
+        cut = min(cut, len(self))
+        self._first += cut
         self.start += cut / SAMPLE_RATE
 
     def cut(self, t: float) -> None:
@@ -91,12 +111,14 @@ class AudioWindow:
     def keep_until(self, t: float) -> None:
         """Drop window audio after stream time ``t``."""
         keep = int(max(0.0, t - self.start) * SAMPLE_RATE)
-        self.samples = self.samples[:keep]
+        kept = self._buffer[self._first : self._end][:keep].copy()  # appends never overwrite
+        self._buffer, self._first, self._end = kept, 0, len(kept)
 
     def reset(self) -> None:
         """Empty the window; a new segment begins where the stream is now."""
         self.segment_begin = self.stream_seconds
-        self.samples = np.zeros(0, dtype=np.float32)
+        self._buffer = np.zeros(0, dtype=np.float32)
+        self._first = self._end = 0
         self.start = self.stream_seconds
         self.new_samples = 0
         self.trimmed = False

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from desktop_rt.core_types import Word
-from desktop_rt.engine.asr.runaway import MAX_WORDS_PER_SECOND, drop_runaway
+from desktop_rt.engine.asr.runaway import (
+    _LOOP_WORDS,
+    MAX_WORDS_PER_SECOND,
+    _loop_length,
+    _repeat_limit,
+    drop_runaway,
+)
 
 
 def words(text: str, step: float = 0.1) -> list[Word]:
@@ -113,3 +122,40 @@ def test_an_invented_fragment_before_a_squeezed_loop_of_the_prompt_is_dropped():
     loop = " ".join(f"{t}@0.84-0.84" for t in looped)
     kept = drop_runaway(timed(f"nd@0.00-0.84 {loop}"), duration=0.86, prompt=prompt)
     assert kept == []
+
+
+def _plain_loop_length(norm: list[str], i: int, out_norm: list[str]) -> int:
+    """The loop check as first written, every phrase length tried in full: the reference."""
+    for n in range(_LOOP_WORDS, 0, -1):
+        limit = _repeat_limit(n)
+        if (
+            len(out_norm) >= n * limit
+            and norm[i : i + n] == out_norm[-n:]
+            and all(
+                out_norm[-n * (k + 1) : len(out_norm) - n * k] == out_norm[-n:]
+                for k in range(limit)
+            )
+        ):
+            return n
+    return 0
+
+
+_texts = st.lists(st.sampled_from(["fail", "better", "no", "again", ""]), max_size=20)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    phrase=st.lists(st.sampled_from(["fail", "better", "no", ""]), min_size=1, max_size=8),
+    repeats=st.integers(0, 5),
+    before=_texts,
+    after=_texts,
+    said=_texts,
+)
+def test_the_loop_check_finds_what_trying_every_length_in_full_finds(
+    phrase, repeats, before, after, said
+):
+    """Hypotheses that end in a phrase said ``repeats`` times, heard again or not."""
+    out_norm = before + phrase * repeats
+    for norm in (phrase + after, said + phrase, said):
+        for i in range(len(norm)):
+            assert _loop_length(norm, i, out_norm) == _plain_loop_length(norm, i, out_norm)

@@ -68,3 +68,28 @@ def test_with_a_forced_prefix_words_just_before_the_window_are_held_too():
     window.reset()  # a new segment: nothing of the one before is forced
     window.append(seconds(2.0))
     assert not window.holds_committed(Word(" last segment", 9.5, 9.9))
+
+
+def test_appends_keep_the_audio_in_order_and_a_pass_view_is_never_overwritten():
+    """The window grows a buffer in place; the view a pass was given stays what it heard
+    through later appends, cuts, a trim of its end and a reset."""
+    rng = np.random.default_rng(7)
+    window, appended = AudioWindow(), []
+    views = []
+    for k in range(60):
+        chunk = rng.standard_normal(int(rng.integers(1, 4000))).astype(np.float32)
+        window.append(chunk)
+        appended.append(chunk)
+        if k % 7 == 0:
+            views.append((window.samples, window.samples.copy()))
+        if k % 11 == 10:
+            window.drop_before(window.start + 0.1)
+        if k == 40:
+            window.keep_until(window.start + 0.5)
+        if k == 50:
+            window.reset()
+            appended = []
+    whole = np.concatenate(appended)
+    assert np.array_equal(window.samples, whole[len(whole) - len(window) :])
+    assert window.samples.dtype == np.float32
+    assert all(np.array_equal(view, copy) for view, copy in views)
