@@ -36,6 +36,7 @@ import _common as C  # noqa: E402
 import bench_streaming as S  # noqa: E402
 import eval_set as E  # noqa: E402
 from _align import alignment_words  # noqa: E402
+from _session_child import saved_text  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ CONDITIONS = {
 }
 COLUMNS = [  # (metric key, header, format)
     ("wer", "WER %", ".1f"),
+    ("live_wer", "live WER %", ".1f"),
     ("dropped", "dropped utterances", ".0f"),
     ("repeated", "repeated 3-grams", ".0f"),
     ("first_word", "first word s", ".2f"),
@@ -68,6 +70,14 @@ COLUMNS = [  # (metric key, header, format)
     ("added_rss_mb", "added RSS MB", ".0f"),
     ("other_load", "other load (cores)", ".2f"),
 ]
+
+
+PERCENT_KEYS = {"wer", "live_wer"}  # fractions in the metrics, percentages in the tables
+
+
+def percent(key: str, value):
+    """``value`` as the table shows it: WERs ×100, None as None."""
+    return value * 100 if key in PERCENT_KEYS and value is not None else value
 
 
 # =============================================================================================
@@ -170,7 +180,7 @@ def run_one(args, system: str, cond: Condition, data: E.EvalData, ref_words) -> 
         return {"error": str(exc)}
     stream = C.Stream(data.name, data.audio, data.reference, [data.describe()])
     scores = S.metrics(raw, stream, ref_words)
-    scores.update(utterance_errors(data.utterances, "".join(w["text"] for w in raw["words"])))
+    scores.update(utterance_errors(data.utterances, saved_text(raw)))
     return {"raw": raw, "metrics": scores}
 
 
@@ -255,9 +265,8 @@ def render(report: dict) -> str:
                 err = next((r.get("error", "") for r in runs), "")[:200].replace("|", "/")
                 lines.append(f"| {system} | failed: {err} |" + " |" * (len(COLUMNS) - 1))
                 continue
-            cells = [S.fmt(S.median_of(ms, k), spec) for k, _, spec in COLUMNS if k != "wer"]
-            wer = S.fmt(S.median_of(ms, "wer") * 100, ".1f")
-            lines.append(f"| {system} | {wer} | " + " | ".join(cells) + " |")
+            cells = [S.fmt(percent(k, S.median_of(ms, k)), spec) for k, _, spec in COLUMNS]
+            lines.append(f"| {system} | " + " | ".join(cells) + " |")
         lines.append("")
         lines += target_lines(cname, "snr" in report["data"], systems)
     return "\n".join(lines) + "\nDefinitions and caveats: bench/README.md.\n"
@@ -354,7 +363,9 @@ def parse_args(argv):
     args.conditions = [c.strip() for c in args.conditions.split(",") if c.strip()]
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     unknown = [c for c in args.conditions if c not in CONDITIONS]
-    unknown += [s for s in args.systems if s not in {S.OURS, S.OFFLINE} | S.PEER_VARIANTS]
+    unknown += [
+        s for s in args.systems if s not in {S.OURS, S.SESSION, S.OFFLINE} | S.PEER_VARIANTS
+    ]
     if unknown:
         p.error(f"unknown condition or system: {', '.join(unknown)}")
     if args.speed <= 0 or args.slow_factor < 1:

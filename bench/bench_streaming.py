@@ -28,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 from _align import OFFLINE_BEAM, align_ends, alignment_words, offline_words, percentile  # noqa: E402,F401
+from _session_child import SESSION, child_desktop_rt_session, live_text, saved_text  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
 PEER_PYTHON = BENCH / ".venv-peer" / "bin" / "python"
@@ -296,6 +297,8 @@ def run_child(args) -> int:
     memory.data_loaded()  # from here on, what the process adds is the system's
     if args.one == OURS:
         out = child_desktop_rt(stream, args, memory)
+    elif args.one == SESSION:
+        out = child_desktop_rt_session(stream, args, memory)
     elif args.one == OFFLINE:
         out = child_offline(stream, args, memory)
     elif args.one in PEER_VARIANTS:
@@ -323,7 +326,8 @@ def run_child(args) -> int:
 # =============================================================================================
 def metrics(raw: dict, stream: C.Stream, reference_words) -> dict:
     words = [w for w in raw["words"] if C.norm_tokens(w["text"])]
-    text = "".join(w["text"] for w in raw["words"])
+    text = saved_text(raw)  # a session's completed transcripts, else the words
+    live = live_text(raw)  # a session's deltas (None for the other systems)
     speed = raw["speed"]
     if "latency_all_words" in raw:  # offline: every word arrives when the file is done
         lat = [raw["latency_all_words"]] * len(words)
@@ -340,6 +344,7 @@ def metrics(raw: dict, stream: C.Stream, reference_words) -> dict:
         "p90": percentile(lat, 90),
         "final": raw["final_latency"],
         "wer": C.wer(stream.reference, text),
+        "live_wer": None if live is None else C.wer(stream.reference, live),
         "cpu_per_audio_s": raw["cpu_seconds"] / stream.seconds,
         "peak_rss_mb": raw["peak_rss_mb"],
         "added_rss_mb": raw.get("added_rss_mb"),
@@ -514,7 +519,7 @@ def check_targets(runs_ours: list[dict], runs_offline: list[dict]) -> dict:
 def run_parent(args) -> int:
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     for s in systems:
-        if s not in {OURS, OFFLINE} | PEER_VARIANTS:
+        if s not in {OURS, SESSION, OFFLINE} | PEER_VARIANTS:
             raise SystemExit(f"unknown system {s!r}")
     streams = [C.QUICK_STREAM] if args.quick else [s.strip() for s in args.streams.split(",")]
     runs = 1 if args.quick and args.runs is None else (args.runs or 3)
@@ -660,7 +665,7 @@ def main(argv=None) -> int:
     p.add_argument(
         "--systems",
         default=",".join(DEFAULT_SYSTEMS),
-        help=f"comma list of {OURS}, {OFFLINE}, {', '.join(sorted(PEER_VARIANTS))}",
+        help=f"comma list of {OURS}, {SESSION}, {OFFLINE}, {', '.join(sorted(PEER_VARIANTS))}",
     )
     p.add_argument("--speed", type=float, default=1.0, help="pace multiplier (1 = real time)")
     p.add_argument(
