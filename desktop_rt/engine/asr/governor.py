@@ -5,9 +5,12 @@ stream's turn ask ``ready_at(key, now, active)`` (or ``ready_times`` for several
 time its next pass may start; order due streams by ``usage``; after the turn ``record(key, start, cost)``; ``forget(key)``
 when the stream closes. Pure: it keeps no clock, times are the caller's seconds.
 
-Invariant: when no pass costs more than its estimate (the stream's costliest pass of the last
-window, else any stream's), the wall time of passes within any ``window_seconds`` is at most
-``budget * window_seconds``; a pass that costs more overshoots by the difference once. Each
+A pass's cost is its busy time (:attr:`PassCost.busy`): the CPU seconds inference took, at
+most its wall time; time its threads waited for a core (other sessions, the server) is not
+counted, nor is it kept idle for. Invariant: when no pass costs more than its estimate (the
+stream's costliest pass of the last window, else any stream's), the busy time of passes within
+any ``window_seconds`` is at most ``budget * window_seconds``; a pass that costs more
+overshoots by the difference once. Each
 of ``n`` active streams may use what the others leave, keeping room for one more pass of each,
 and may start a pass while it used less than ``1/n`` of the budget (that pass may end over
 it; a pass costing more than ``1/n`` starts once per window); its own next pass is reckoned
@@ -17,7 +20,8 @@ while another stream keeps up, and room for its pass is held only once that pass
 A whole-turn decode is recorded with ``decode=True``: it counts against the budget and its own
 stream's usage (its share), but never in a pass estimate (its stream's or, for a stream with
 no passes yet, any stream's), and spacing after a pass counts the busy run it ends (a flush's
-pass and the decode right after it are one run). docs/design/streaming.md, *Governor*, says why.
+pass and the decode right after it are one run): its busy time spread at the budget's rate
+from the run's start. docs/design/streaming.md, *Governor*, says why.
 """
 
 from __future__ import annotations
@@ -59,6 +63,13 @@ class PassCost:
     wall: float
     cpu: float
     audio_seconds: float = 0.0
+
+    @property
+    def busy(self) -> float:
+        """Seconds it kept the inference thread busy, what the budget counts: its CPU seconds,
+        at most its wall time (the time its thread waited for a core went to other work); its
+        wall time where no CPU time was measured."""
+        return min(self.wall, self.cpu) if self.cpu > 0.0 else self.wall
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +139,9 @@ class ComputeGovernor:
         if decode:
             return
         self._last_start[key] = start
-        walls = [p.cost.wall for p in self._by_key[key] if not p.decode]
-        self._estimate[key] = max(walls)
-        self._typical[key] = min(max(walls), _SPIKE * median(walls))
+        costs = [p.cost.busy for p in self._by_key[key] if not p.decode]
+        self._estimate[key] = max(costs)
+        self._typical[key] = min(max(costs), _SPIKE * median(costs))
 
     def forget(self, key: Hashable) -> None:
         """Stream ``key`` closed: its share goes back to the others (its past passes still
@@ -143,7 +154,7 @@ class ComputeGovernor:
         """What the next pass of ``key`` is expected to cost (wall seconds)."""
         if key in self._estimate:
             return self._estimate[key]
-        return max((p.cost.wall for p in self._passes if not p.decode), default=0.0)
+        return max((p.cost.busy for p in self._passes if not p.decode), default=0.0)
 
     def typical(self, key: Hashable) -> float:
         """What a pass of ``key`` usually costs: its costliest recent pass, but not over
@@ -180,10 +191,9 @@ class ComputeGovernor:
         total = cfg.budget * cfg.window_seconds
         spans = self._spans(None)
         floor = now
-        if self._passes:  # spacing after the last run keeps the budget smooth, not bursty
-            floor = max(
-                now, self._passes[-1].end + self._last_run() * (1.0 - cfg.budget) / cfg.budget
-            )
+        if self._passes:  # spacing after the last run keeps the budget smooth, not bursty:
+            began, busy = self._last_run()  # its busy time, spread at the budget's rate
+            floor = max(now, self._passes[-1].end, began + busy / cfg.budget)
         keeping_up = {k for k in active if k not in behind}
         claims = {k: self._claim(k, now, k in behind and bool(keeping_up)) for k in active}
         claimed = sum(claims.values())
@@ -206,17 +216,17 @@ class ComputeGovernor:
             times[key] = at
         return times
 
-    def _last_run(self) -> float:
-        """Wall seconds of the busy run the latest pass ends: with a decode that came right
-        after the pass before it (a flush's pass, then its decode), both."""
+    def _last_run(self) -> tuple[float, float]:
+        """When the busy run the latest pass ends began, and its busy seconds: with a decode
+        that came right after the pass before it (a flush's pass, then its decode), both."""
         passes = reversed(self._passes)
         later = next(passes)
-        run = later.cost.wall
+        run = later.cost.busy
         for earlier in passes:
             if not later.decode or later.start - earlier.end > _RUN_GAP:
                 break
-            run, later = run + earlier.cost.wall, earlier
-        return run
+            run, later = run + earlier.cost.busy, earlier
+        return later.start, run
 
     def _flood_turn(self, key: Hashable) -> float:
         """When a flood's next pass keeps its passes within ``flood_share`` of the time."""
@@ -242,15 +252,16 @@ class ComputeGovernor:
         audio = sum(p.cost.audio_seconds for p in recent)
         return CostSummary(
             passes=count,
-            busy_fraction=busy_within(self._spans(None), now - window, now) / window,
+            busy_fraction=busy_within(self._spans(None, wall=True), now - window, now) / window,
             wall_per_pass=wall / count if count else 0.0,
             cpu_per_pass=sum(p.cost.cpu for p in recent) / count if count else 0.0,
             wall_per_audio_second=wall / audio if audio else 0.0,
         )
 
-    def _spans(self, key: Hashable | None) -> list[tuple[float, float]]:
+    def _spans(self, key: Hashable | None, wall: bool = False) -> list[tuple[float, float]]:
+        """Each pass's busy time (``wall``: its wall time), ending where the pass ended."""
         passes = self._passes if key is None else self._by_key.get(key, ())
-        return [(p.start, p.end) for p in passes]
+        return [(p.start if wall else p.end - p.cost.busy, p.end) for p in passes]
 
     def _drop_old(self, now: float) -> None:
         horizon = now - self.config.window_seconds

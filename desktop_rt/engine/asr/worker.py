@@ -32,6 +32,7 @@ from typing import Protocol
 
 from desktop_rt.core_types import SAMPLE_RATE
 from desktop_rt.engine.asr.governor import ComputeGovernor, CostSummary, GovernorConfig, PassCost
+from desktop_rt.engine.asr.inference_cpu import inference_cpu
 from desktop_rt.engine.asr.worker_decodes import DecodeView, PendingDecode, decode_to_run
 from desktop_rt.engine.asr.worker_results import (
     ConsumedResult,
@@ -98,7 +99,8 @@ class WorkerConfig:
 
 
 class Clock(Protocol):
-    """Where the worker reads time: wall (monotonic) and the calling thread's CPU seconds."""
+    """Where the worker reads time: wall (monotonic) and the CPU seconds of inference (the
+    calling thread's and its model's own threads'; 0.0 throughout where not measured)."""
 
     def now(self) -> float: ...
 
@@ -110,7 +112,7 @@ class SystemClock:
         return time.monotonic()
 
     def thread_time(self) -> float:
-        return time.thread_time()
+        return inference_cpu()
 
 
 class WorkerStoppedError(RuntimeError):

@@ -21,10 +21,39 @@ def test_a_fresh_governor_lets_a_pass_start_now():
 
 def test_a_pass_is_followed_by_a_pause_in_proportion_to_its_cost():
     governor = ComputeGovernor(GovernorConfig(budget=0.8))
-    governor.record("a", 0.0, PassCost(wall=1.0, cpu=0.9, audio_seconds=2.0))
+    governor.record("a", 0.0, PassCost(wall=1.0, cpu=1.0, audio_seconds=2.0))
     # 1 s busy needs 0.25 s idle to stay at 0.8
     assert governor.ready_at("a", 1.0) == pytest.approx(1.25)
     assert governor.ready_at("a", 2.0) == 2.0
+
+
+def test_the_budget_counts_cpu_not_the_time_the_thread_waited_for_a_core():
+    """A pass of 1 s wall whose thread had a core for 0.5 s of it (the server and other
+    sessions' work took the rest) used 0.5 s of the budget: spread at 0.8 from its start that
+    is 0.625 s, so the next pass needs no pause; its stream's usage and its next estimate are
+    0.5 s; the summary still reports wall time. It used to wait 0.25 s, as for 1 s of CPU."""
+    governor = ComputeGovernor(GovernorConfig(budget=0.8))
+    governor.record("a", 0.0, PassCost(wall=1.0, cpu=0.5, audio_seconds=2.0))
+    assert governor.ready_at("a", 1.0) == pytest.approx(1.0)
+    assert governor.usage("a", 1.0) == pytest.approx(0.5)
+    assert governor.estimate("a") == pytest.approx(0.5)
+    assert governor.summary(1.0).busy_fraction == pytest.approx(0.1)
+    assert governor.summary(1.0).wall_per_pass == pytest.approx(1.0)
+    governor.record("a", 1.0, PassCost(wall=1.0, cpu=0.9))  # 0.9 / 0.8: 0.125 s past its end
+    assert governor.ready_at("a", 2.0) == pytest.approx(2.125)
+
+
+def test_a_pass_with_no_cpu_measured_counts_its_wall_time_and_cpu_never_counts_over_it():
+    assert PassCost(wall=0.4, cpu=0.0).busy == pytest.approx(0.4)
+    assert PassCost(wall=0.4, cpu=0.7).busy == pytest.approx(0.4)  # CT2's other threads
+    full = ComputeGovernor(GovernorConfig(budget=0.5, window_seconds=10.0))
+    for start in (0.0, 2.0, 4.0, 6.0, 8.0):  # 1 s passes, each 1 s of CPU: 5 s, the budget
+        full.record("a", start, PassCost(1.0, 1.0))
+    half = ComputeGovernor(GovernorConfig(budget=0.5, window_seconds=10.0))
+    for start in (0.0, 2.0, 4.0, 6.0, 8.0):  # the same passes with half a core each: 2.5 s
+        half.record("a", start, PassCost(1.0, 0.5))
+    assert full.ready_at("a", 9.0) > 9.0 + 0.5
+    assert half.ready_at("a", 9.0) == pytest.approx(9.0)
 
 
 def test_a_full_window_waits_until_enough_of_it_has_slid_out():
