@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from desktop_rt.core_types import SAMPLE_RATE, Word
 from desktop_rt.errors import AudioDecodeError, DesktopRtError
+from desktop_rt.machine import usable_cores
 
 if TYPE_CHECKING:
     import numpy as np
@@ -218,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
     fmt = _output_format(args)
     reader = AudioFileReader(args.file)  # a missing or unreadable file fails before the model
     live = args.speed > 0
-    threads = args.threads or (0 if live else os.cpu_count() or 0)
+    threads = args.threads or (0 if live else usable_cores())
     with _open_word_times(args) as times:
         backend = open_backend(
             args.model, threads=threads, progress=_progress_printer(), mmproj=args.mmproj

@@ -23,6 +23,7 @@ import numpy as np
 import platformdirs
 
 from desktop_rt.core_types import SAMPLE_RATE
+from desktop_rt.machine import usable_cores
 from desktop_rt.paths import APP_NAME
 
 __all__ = [
@@ -43,12 +44,12 @@ _CONTEXT_FRAMES = 1000  # 10 s of mel frames: streaming's least encoder context
 
 def fallback_threads() -> int:
     """Threads when none could be measured: one core fewer than the machine has, at most four."""
-    return max(1, min(4, (os.cpu_count() or 2) - 1))
+    return max(1, min(4, usable_cores() - 1))
 
 
 def candidate_threads(cores: int | None = None) -> list[int]:
     """Thread counts worth timing on a machine with ``cores`` cores."""
-    cores = cores or os.cpu_count() or 1
+    cores = cores or usable_cores()
     return [n for n in (1, 2, 3, 4, 6, 8) if n <= min(cores, _MAX_THREADS)]
 
 
@@ -109,7 +110,7 @@ def _machine_key(folder: Path, compute_type: str) -> str:
         [
             platform.machine(),
             platform.processor() or "-",
-            str(os.cpu_count()),
+            str(usable_cores()),
             os.environ.get("CT2_FORCE_CPU_ISA", "native"),
             ctranslate2.__version__,
             str(folder.resolve()),

@@ -13,7 +13,6 @@ distinct ones. Why it is cut down this way: docs/design/whisper.md.
 
 from __future__ import annotations
 
-import os
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from desktop_rt.engine.asr.whisper_segments import (
     split_at_timestamps,
 )
 from desktop_rt.errors import ModelCorruptError
+from desktop_rt.machine import usable_cores
 
 if TYPE_CHECKING:
     from faster_whisper import WhisperModel
@@ -47,7 +47,7 @@ def default_threads() -> int:
 
     The spare core is for what must never wait on the model: audio capture, the speech gate,
     the server's sockets and the window (docs/design/whisper.md)."""
-    return max(1, min(4, (os.cpu_count() or 2) - 1))
+    return max(1, min(4, usable_cores() - 1))
 
 
 @dataclass(frozen=True)

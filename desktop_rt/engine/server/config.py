@@ -8,7 +8,6 @@ error naming the limit. Inference's CPU budget is ``worker.cpu_budget``.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from desktop_rt.engine.models.catalogue import ModelsConfig
 from desktop_rt.engine.models.embedded import DEFAULT_MODEL_ID
 from desktop_rt.engine.protocol.limits import SessionLimits
 from desktop_rt.engine.server.tls import TlsFiles
+from desktop_rt.machine import usable_cores
 
 __all__ = ["ServerConfig", "default_session_limit"]
 
@@ -33,7 +33,7 @@ def default_session_limit(memory_bytes: int | None = None, cores: int | None = N
     """Sessions a machine with this memory and these cores holds at once (its own if None):
     a quarter of its memory at 32 MB each, 16 per core, whichever is less, within 4..256."""
     memory = memory_bytes if memory_bytes is not None else psutil.virtual_memory().total
-    cores = cores or os.cpu_count() or 1
+    cores = cores or usable_cores()
     by_memory = int(memory * _MEMORY_SHARE) // _SESSION_MEMORY_BYTES
     low, high = _SESSION_LIMIT_RANGE
     return max(low, min(high, by_memory, cores * _SESSIONS_PER_CORE))

@@ -10,7 +10,6 @@ blocks of a piece and drafting give the output a cold run gives. Design: docs/de
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from desktop_rt.engine.asr.llama.prompt_format import (
     output_words,
 )
 from desktop_rt.errors import AudioError, ModelCorruptError, ModelFormatError
+from desktop_rt.machine import usable_cores
 
 __all__ = ["LlamaOptions", "LlamaAsrBackend", "TranscriptionStats"]
 
@@ -256,7 +256,7 @@ def _load_native(pair: GgufPair, options: LlamaOptions) -> NativeSpeechModel:
         native = NativeSpeechModel(
             pair.text,
             pair.mmproj,
-            threads=options.threads or os.cpu_count() or 1,
+            threads=options.threads or usable_cores(),
             n_ctx=options.n_ctx,
             n_batch=options.n_batch,
         )
