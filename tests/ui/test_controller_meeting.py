@@ -37,6 +37,7 @@ def test_the_window_captions_both_streams_with_their_speakers(make_app, qtbot, t
 
     qtbot.waitUntil(lambda: finals() == {"You", "Others"}, timeout=90_000)
     assert player.wait(60) == 0
+    assert mic.finished.wait(60)  # a turn may end mid-clip: stop only once all of it was heard
     text = window.captions.document().toPlainText()
     assert "You: " in text and "Others: " in text
     uid = meeting.uid
