@@ -44,11 +44,13 @@ HEARTBEAT_MS = 10
 
 
 class _ArrivalWatch:
-    """An AudioSource wrapper noting when the first loud sample reached the capture callback."""
+    """An AudioSource wrapper noting when the first block (audio flows) and the first loud
+    sample reached the capture callback."""
 
     def __init__(self, source):
         self._source = source
         self.name = source.name
+        self.first_block: float | None = None
         self.first_loud: float | None = None
 
     @property
@@ -57,6 +59,8 @@ class _ArrivalWatch:
 
     def start(self, on_block, on_status) -> None:
         def block(samples) -> None:
+            if self.first_block is None:
+                self.first_block = time.monotonic()
             if self.first_loud is None:
                 loud = np.flatnonzero(np.abs(samples) > LOUD)
                 if len(loud):
@@ -152,7 +156,9 @@ def child(wav: str, out: str, seconds: float, nice: str, policy: str, switch_ms:
 
     def step() -> None:
         now = time.monotonic()
-        if state["play"] is None and desk.controller.listening:
+        # Play once capture delivers: the null sink keeps no past (docs/benchmarks.md, 12-02).
+        flowing = bool(watch) and watch[-1].first_block is not None
+        if state["play"] is None and desk.controller.listening and flowing:
             state["play"] = now
             state["cpu"] = thread_times(now)
             state["posted"] = collections.Counter(bridge.published)
