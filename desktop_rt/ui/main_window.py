@@ -95,7 +95,11 @@ class MainWindow(QMainWindow):
         else:
             self.resize(900, 640)
         self.talk_key = TalkKeyFilter(
-            self, self._is_talk_target, controller.talk_down, controller.talk_up
+            self,
+            self._is_talk_target,
+            controller.talk_down,
+            controller.talk_up,
+            on_lost=lambda text: self.status_panel.show_message(text, error=False),
         )
         self.talk_key.install()  # on the window and its focus widget, not every event of the app
         self.detectable_auto_repeat = enable_detectable_auto_repeat()

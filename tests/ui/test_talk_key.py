@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication
 
 from desktop_rt.config import HANDS_FREE
 from desktop_rt.engine.audio.sources import FileAudioSource
+from desktop_rt.ui.talk_key import LOST_MESSAGE
 from tests.support.clips import DATA, reference_text
 from tests.support.ui_support import word_recall
 
@@ -136,3 +137,20 @@ def test_hands_free_listening_is_shown_as_recording(make_app, qtbot):
     assert "Recording" in app.window.windowTitle() and "recording" in app.tray.toolTip()
     app.controller.set_mode("push_to_talk")
     assert not app.controller.recording and "Recording" not in app.window.windowTitle()
+
+
+def test_a_hold_whose_release_cannot_be_seen_ends_with_a_status(make_app, qtbot):
+    """Offscreen, Space's state cannot be read: the keyboard leaving ends the hold, and says so."""
+    source = FileAudioSource(DATA / "beckett.wav", pace=2.0, autoplay=False)
+    app = make_app(source)
+    window, controller = app.window, app.controller
+    window.activateWindow()
+    qtbot.waitActive(window)
+    window.captions.setFocus()
+    qtbot.waitUntil(window.captions.hasFocus)
+    send_space(window.captions, QEvent.Type.KeyPress)
+    assert controller.talking
+    QApplication.sendEvent(window, QEvent(QEvent.Type.WindowDeactivate))
+    assert not controller.talking  # not left recording with no key to stop it
+    assert window.status_panel.message_label.text() == LOST_MESSAGE
+    assert window.status_panel.message_label.isVisibleTo(window)

@@ -7,7 +7,9 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QApplication, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
-from desktop_rt.ui.talk_key import TalkKeyFilter, system_repeat_gap
+from desktop_rt.ui.key_state import X11KeyState
+from desktop_rt.ui.talk_key import LOST_MESSAGE, TalkKeyFilter, system_repeat_gap
+from tests.support.x_desktop import x_server, xdotool
 
 
 def space(widget, kind, modifiers=Qt.KeyboardModifier.NoModifier):
@@ -150,3 +152,162 @@ def test_uninstalled_it_sees_nothing_and_space_presses_the_button(installed, qtb
     qtbot.keyClick(talk, Qt.Key.Key_Space)
     assert key.seen == [] and calls == [] and clicked == [True]
     key.install()  # the fixture uninstalls it again
+
+
+@pytest.fixture
+def no_key_state(qtbot):
+    """The window's way, where Space's state cannot be read (not X11): messages are kept."""
+    window = QWidget()
+    layout = QVBoxLayout(window)
+    talk = QPushButton("Talk")
+    layout.addWidget(talk)
+    calls: list[str] = []
+    key = TalkKeyFilter(
+        window,
+        lambda w: w is talk,
+        lambda: calls.append("down"),
+        lambda: calls.append("up"),
+        0.1,
+        key_state=lambda: None,
+        on_lost=lambda text: calls.append(text),
+    )
+    qtbot.addWidget(window)
+    window.show()
+    window.activateWindow()
+    qtbot.waitActive(window)
+    key.install()
+    talk.setFocus()
+    qtbot.waitUntil(talk.hasFocus)
+    yield window, talk, key, calls
+    key.uninstall()
+
+
+def test_a_dialog_of_the_app_taking_focus_mid_hold_keeps_the_hold(no_key_state, qtbot):
+    window, talk, key, calls = no_key_state
+    space(talk, QEvent.Type.KeyPress)
+    dialog = QWidget()  # a window of the app pops up and takes the keyboard
+    ok = QPushButton("OK", dialog)
+    clicked: list[bool] = []
+    ok.clicked.connect(lambda: clicked.append(True))
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.activateWindow()
+    qtbot.waitActive(dialog)
+    ok.setFocus()
+    qtbot.waitUntil(ok.hasFocus)
+    assert not window.isActiveWindow() and calls == ["down"] and key.hold.held
+    for _ in range(5):  # the held key's repeats reach the dialog: they neither end nor press
+        space(ok, QEvent.Type.KeyRelease)
+        space(ok, QEvent.Type.KeyPress)
+    assert calls == ["down"] and not ok.isDown()
+    space(ok, QEvent.Type.KeyRelease)  # the release, in the dialog, ends the one hold
+    qtbot.waitUntil(lambda: calls == ["down", "up"], timeout=1_000)
+    assert clicked == [] and not ok.isDown()
+
+
+def test_a_lost_release_ends_the_hold_with_a_message(no_key_state, qtbot):
+    window, talk, key, calls = no_key_state
+    space(talk, QEvent.Type.KeyPress)
+    QApplication.sendEvent(window, QEvent(QEvent.Type.WindowDeactivate))  # no window of ours
+    [down, up, message] = calls  # the hold ends at once, with a reason, and nothing more waits
+    assert (down, up) == ("down", "up") and message == LOST_MESSAGE and not key.hold.held
+    assert "lost the keyboard" in message and "hold Space again" in message
+    QApplication.sendEvent(window, QEvent(QEvent.Type.WindowDeactivate))
+    assert len(calls) == 3  # no hold, nothing to end or report
+
+
+class _CountedReads(X11KeyState):
+    """The real reader of Space on an Xvfb, counting its reads and whether it was closed."""
+
+    def __init__(self, display: str):
+        super().__init__(display)
+        self.reads = 0
+        self.closed = False
+
+    def is_down(self) -> bool:
+        self.reads += 1
+        return super().is_down()
+
+    def close(self) -> None:
+        self.closed = True
+        super().close()
+
+
+@pytest.fixture
+def x_keys(qtbot, tmp_path):
+    """The window's way, with Space's state read from a real X server (Xvfb, xdotool)."""
+    with x_server(tmp_path, "-noreset") as display:  # keys stay down between xdotool runs
+        window = QWidget()
+        talk = QPushButton("Talk", window)
+        calls: list[str] = []
+        readers: list[_CountedReads] = []
+
+        def open_reader() -> _CountedReads:
+            readers.append(_CountedReads(display))
+            return readers[-1]
+
+        key = TalkKeyFilter(
+            window,
+            lambda w: w is talk,
+            lambda: calls.append("down"),
+            lambda: calls.append("up"),
+            0.1,
+            key_state=open_reader,
+            on_lost=lambda text: calls.append(text),
+        )
+        qtbot.addWidget(window)
+        window.show()
+        window.activateWindow()
+        qtbot.waitActive(window)
+        key.install()
+        talk.setFocus()
+        qtbot.waitUntil(talk.hasFocus)
+        yield display, window, talk, key, calls, readers
+        key.uninstall()
+        key.cancel()
+
+
+def test_with_the_keyboard_elsewhere_the_hold_lasts_until_space_is_released(x_keys, qtbot):
+    display, window, talk, key, calls, readers = x_keys
+    xdotool(display, "keydown", "space")
+    space(talk, QEvent.Type.KeyPress)
+    QApplication.sendEvent(window, QEvent(QEvent.Type.WindowDeactivate))  # its release goes away
+    [reader] = readers
+    qtbot.waitUntil(lambda: reader.reads >= 10, timeout=5_000)
+    assert calls == ["down"] and key.hold.held  # Space is still down: the hold goes on
+    xdotool(display, "keyup", "space")  # released in the other window: no event comes here
+    qtbot.waitUntil(lambda: calls == ["down", "up"], timeout=5_000)
+    assert reader.closed and not key.hold.held
+    space(talk, QEvent.Type.KeyPress)  # a new hold, with the keyboard here: no reader
+    space(talk, QEvent.Type.KeyRelease)
+    qtbot.waitUntil(lambda: calls == ["down", "up", "down", "up"], timeout=1_000)
+    assert len(readers) == 1
+
+
+def test_a_release_back_in_the_window_ends_the_hold_and_the_reader(x_keys, qtbot):
+    display, window, talk, key, calls, readers = x_keys
+    xdotool(display, "keydown", "space")
+    space(talk, QEvent.Type.KeyPress)
+    QApplication.sendEvent(window, QEvent(QEvent.Type.WindowDeactivate))
+    [reader] = readers
+    qtbot.waitUntil(lambda: reader.reads >= 3, timeout=5_000)
+    QApplication.sendEvent(window, QEvent(QEvent.Type.WindowActivate))  # the keyboard came back
+    space(talk, QEvent.Type.KeyRelease)  # a repeat pair, the key still down: one hold
+    space(talk, QEvent.Type.KeyPress)
+    xdotool(display, "keyup", "space")
+    space(talk, QEvent.Type.KeyRelease)
+    qtbot.waitUntil(lambda: calls == ["down", "up"], timeout=5_000)
+    assert reader.closed
+
+
+def test_a_key_state_that_goes_unreadable_ends_the_hold_with_a_message(x_keys, qtbot):
+    display, window, talk, key, calls, readers = x_keys
+    xdotool(display, "keydown", "space")
+    space(talk, QEvent.Type.KeyPress)
+    QApplication.sendEvent(window, QEvent(QEvent.Type.WindowDeactivate))
+    [reader] = readers
+    qtbot.waitUntil(lambda: reader.reads >= 2, timeout=5_000)
+    X11KeyState.close(reader)  # the connection is gone; the next read fails
+    qtbot.waitUntil(lambda: len(calls) == 3, timeout=5_000)
+    assert calls == ["down", "up", LOST_MESSAGE] and not key.hold.held
+    xdotool(display, "keyup", "space")
