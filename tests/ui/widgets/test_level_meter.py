@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QEvent, QObject, QRect
-from PySide6.QtGui import QGuiApplication, QPaintEvent
+from PySide6.QtGui import QColor, QGuiApplication, QPaintEvent, QPalette
 
 from desktop_rt.live.capture import LevelReading
 from desktop_rt.ui.widgets.level_meter import LevelMeter, MeterFrame, frame_interval_ms
@@ -102,3 +102,33 @@ def test_frames_come_at_most_at_the_screen_rate(qtbot):
     meter = LevelMeter(fps=1000)
     qtbot.addWidget(meter)
     assert meter.frame_interval_ms >= round(1000 / screen.refreshRate())
+
+
+def _pixel(meter, x: float, row: int):
+    """The colour the meter paints at ``x`` (of its width) in ``row`` (0 level, 1 speech)."""
+    image = meter.grab().toImage()
+    scale = image.width() / W
+    y = H // 4 if row == 0 else 3 * H // 4
+    return image.pixelColor(int(W * x * scale), int(y * scale)).name()
+
+
+def test_the_meter_paints_levels_and_speech_in_the_palettes_colours(meter, qtbot):
+    meter.set_reading(LevelReading(_db(0.5), 0.9, 0.0))
+    qtbot.waitUntil(lambda: not meter.animating, timeout=5_000)
+    pal = meter.palette()
+    assert _pixel(meter, 0.25, 0) == "#3f9c5a"  # the level, under the hot mark
+    assert _pixel(meter, 0.75, 0) == pal.color(QPalette.ColorRole.Midlight).name()
+    assert _pixel(meter, 0.25, 1) == pal.color(QPalette.ColorRole.Highlight).name()
+    meter.set_reading(LevelReading(_db(0.95), 0.1, 1.0))
+    qtbot.waitUntil(lambda: not meter.animating, timeout=5_000)
+    assert _pixel(meter, 0.5, 0) == "#d9822b"  # loud: orange
+    assert _pixel(meter, 0.05, 1) == pal.color(QPalette.ColorRole.Mid).name()  # no speech
+
+
+def test_a_new_palette_is_painted_with(meter, qtbot):
+    meter.set_reading(LevelReading(_db(0.5), 0.9, 0.0))
+    qtbot.waitUntil(lambda: not meter.animating, timeout=5_000)
+    pal = QPalette(meter.palette())
+    pal.setColor(QPalette.ColorRole.Highlight, QColor("#123456"))
+    meter.setPalette(pal)
+    assert _pixel(meter, 0.25, 1) == "#123456"
