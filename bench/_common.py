@@ -3,11 +3,13 @@
 This module is imported by the benchmark's parent process (project venv) and by every
 per-system child process, including the peer's, which runs in its own venv
 (``bench/.venv-peer``) where desktop_rt's runtime dependencies are *not* installed. So it
-uses only the standard library, numpy and soundfile.
+uses only the standard library, numpy and soundfile (the scorers, jiwer and whisper-normalizer,
+are imported inside ``wer``, which the parent calls).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import re
@@ -104,11 +106,36 @@ def norm_tokens(text: str) -> list[str]:
     return re.sub(r"[^\w' ]", " ", text.lower().replace("-", " ")).split()
 
 
-def wer(reference: str, hypothesis: str) -> float:
+@functools.cache
+def _english_normalizer() -> Callable[[str], str]:
+    from whisper_normalizer.english import EnglishTextNormalizer
+
+    return EnglishTextNormalizer()
+
+
+def whisper_tokens(text: str) -> list[str]:
+    """OpenAI's ``EnglishTextNormalizer`` (package whisper-normalizer), the form the literature
+    scores Whisper in: numbers as digits ("twenty five" and "25"), American spellings, "mr" as
+    "mister", contractions expanded, fillers ("uh", "hmm") dropped, lower case, punctuation
+    gone but for "$" and "%" ("$25", "10%"). Apply it to whole texts: numbers are read across
+    words."""
+    return _english_normalizer()(text).split()
+
+
+NORMALISERS: dict[str, Callable[[str], list[str]]] = {
+    "plain": norm_tokens,  # ours, the tests' form: case and punctuation only
+    "whisper": whisper_tokens,
+}
+
+
+def wer(reference: str, hypothesis: str, normaliser: str = "plain") -> float:
+    """Word error rate of ``hypothesis`` with both texts in one of :data:`NORMALISERS`' forms
+    (an empty hypothesis: 1.0)."""
     import jiwer
 
-    ref = " ".join(norm_tokens(reference))
-    hyp = " ".join(norm_tokens(hypothesis))
+    tokens = NORMALISERS[normaliser]
+    ref = " ".join(tokens(reference))
+    hyp = " ".join(tokens(hypothesis))
     if not hyp:
         return 1.0
     return float(jiwer.wer(ref, hyp))

@@ -58,6 +58,7 @@ CONDITIONS = {
 COLUMNS = [  # (metric key, header, format)
     ("wer", "WER %", ".1f"),
     ("live_wer", "live WER %", ".1f"),
+    ("wer_whisper", "WER % (Whisper norm)", ".1f"),
     ("dropped", "dropped utterances", ".0f"),
     ("repeated", "repeated 3-grams", ".0f"),
     ("first_word", "first word s", ".2f"),
@@ -72,7 +73,7 @@ COLUMNS = [  # (metric key, header, format)
 ]
 
 
-PERCENT_KEYS = {"wer", "live_wer"}  # fractions in the metrics, percentages in the tables
+PERCENT_KEYS = {"wer", "wer_whisper", "live_wer"}  # fractions in metrics, percent in tables
 
 
 def percent(key: str, value):

@@ -104,6 +104,20 @@ def test_a_run_saved_before_the_added_column_renders_a_dash_there():
         assert cells["peak RSS MB"] == "703" and cells["added RSS MB"] == "–"
 
 
+def test_both_tables_show_wer_under_our_normaliser_and_openais():
+    stream = C.Stream("tiny", STREAM.audio, "Press one for twenty five dollars.", [])
+    said = [(" Press", 0.1, 0.3), (" 1", 0.4, 0.6), (" for", 0.7, 0.8), (" $25.", 0.9, 1.5)]
+    raw = raw_run(peak_rss_mb=300.0) | {
+        "words": [{"text": t, "start": s, "end": e, "commit": e + 0.5} for t, s, e in said]
+    }
+    scores = S.metrics(raw, stream, said)
+    # Ours reads "press 1 for 25" against six words; OpenAI's "press one for $25" on both sides.
+    assert scores["wer"] == pytest.approx(4 / 6) and scores["wer_whisper"] == 0.0
+    for text in (S.render(streaming_report(scores)), BC.render(conditions_report(scores))):
+        cells = dict(zip(header(text), table_row(text, S.OURS), strict=False))
+        assert cells["WER %"] == "66.7" and cells["WER % (Whisper norm)"] == "0.0"
+
+
 @pytest.mark.slow
 def test_a_real_child_reports_its_own_memory_not_its_parents(default_model_dir):
     held = np.ones(700 * 2**20 // 8)  # the parent's peak is now above 700 MB

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from desktop_rt.engine.asr.backend import AsrBackend
 
 DATA = Path(__file__).parents[1] / "data"
 LIBRIVOX = ["ss-0870", "ss-0880", "ss-0890", "ss-0920", "ss-0930"]
@@ -39,3 +43,10 @@ def wer(reference: str, hypothesis: str) -> float:
     import jiwer
 
     return jiwer.wer(" ".join(words_of(reference)), " ".join(words_of(hypothesis)))
+
+
+def offline_text(backend: AsrBackend, audio: np.ndarray, **options: str) -> str:
+    """What the model writes for the whole of ``audio`` at once, on this machine's CPU: the
+    transcript to bound a stream's or a file's with WER (the exact words differ between CPUs'
+    int8 kernels, so no test asserts them)."""
+    return "".join(w.text for w in backend.transcribe(audio, **options))

@@ -32,7 +32,7 @@ class HeldBackend:
     def transcribe(self, audio, *, prompt=None, language=None, prefix=None, **options):
         self.entered.set()
         assert self.release.wait(WAIT), "the test never let the pass go"
-        time.sleep(self.pass_seconds)
+        time.sleep(self.pass_seconds)  # the pass's own time (behaviour), not a wait
         return []
 
     def close(self) -> None:

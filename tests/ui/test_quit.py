@@ -118,7 +118,7 @@ def _quit_by_sigterm(env: dict[str, str], log: Path, moment: str, delay: float) 
         while MOMENTS[moment] not in log.read_text(errors="replace"):
             assert app.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
             time.sleep(0.05)  # another process's log: nothing to wait on but polling
-        time.sleep(delay)
+        time.sleep(delay)  # the moment under test: SIGTERM this long into that state
         app.send_signal(signal.SIGTERM)
         code = app.wait(180)
     finally:

@@ -17,7 +17,7 @@ BLOCK_S = 0.3  # far over the 50 ms threshold, so a loaded machine cannot hide i
 
 
 def _block_the_ui_thread() -> None:
-    time.sleep(BLOCK_S)
+    time.sleep(BLOCK_S)  # the stall under test: the UI thread blocked, not a wait
 
 
 def _hold_the_gil(held: threading.Event, release: threading.Event) -> None:
@@ -94,7 +94,7 @@ def test_unset_switch_means_no_sampler(monkeypatch):
 
 def _sleep_holding_the_gil(done: threading.Event) -> None:
     libc = ctypes.PyDLL(ctypes.util.find_library("c"))  # PyDLL: the GIL stays held in the call
-    libc.usleep(int(BLOCK_S * 1e6))
+    libc.usleep(int(BLOCK_S * 1e6))  # the stall under test, with the GIL held
     done.set()
 
 

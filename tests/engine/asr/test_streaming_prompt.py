@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
 from tests.support.scripted_backend import PassStyle, ScriptedBackend, Truth, TruthWord, ramp
-
-CHUNK = 1600  # 100 ms
-
-
-def feed(tr: StreamingTranscriber, audio: np.ndarray) -> list:
-    committed = []
-    for i in range(0, len(audio), CHUNK):
-        tr.insert_audio(audio[i : i + CHUNK])
-        committed += tr.process().committed
-    return committed
+from tests.support.streaming_feed import feed_audio
 
 
 @pytest.mark.parametrize("floor", [0.0, 0.35])
@@ -31,7 +21,7 @@ def test_unsure_committed_words_stay_out_of_the_prompt(floor):
     backend = ScriptedBackend(truth, [PassStyle(unsure_onset=1, unsure=0.2)])
     config = StreamingConfig(vad=False, trim_seconds=3.0, prompt_min_probability=floor)
     tr = StreamingTranscriber(backend, config)
-    committed = feed(tr, ramp(0, 16000 * 7))  # the first word unsure in every pass
+    committed = feed_audio(tr, ramp(0, 16000 * 7))  # the first word unsure in every pass
     committed += tr.finish().committed
     assert "".join(w.text for w in committed).startswith(" w0-p0 w1 w2.")
     prompts = [p for _, _, p in backend.calls if p]

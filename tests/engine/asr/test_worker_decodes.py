@@ -9,6 +9,8 @@ what Whisper base's do here by window (:func:`window_cost`), through
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 from desktop_rt.core_types import SAMPLE_RATE, Word
@@ -21,6 +23,7 @@ from desktop_rt.engine.asr.worker import (
     InferenceWorker,
     WorkerConfig,
     WorkerResult,
+    WorkerStream,
 )
 from desktop_rt.engine.asr.worker_decodes import DecodeView, PendingDecode, decode_to_run
 from desktop_rt.engine.protocol.events import AudioChunk, Clear, Flush
@@ -188,9 +191,22 @@ class Failing(StreamingTranscriber):
         return super().process()
 
 
-def deferred_worker(truth: Truth) -> tuple[InferenceWorker, VirtualClock, Failing]:
-    """A worker whose decodes wait their bound beside a busy stream (a long ``quiet``), with
-    stream "a" on a :class:`Failing` transcriber and a busy stream "b" with 12 s queued."""
+@dataclass
+class Deferred:
+    """A worker whose decodes wait their bound (a long ``quiet``) beside a busy stream: stream
+    ``a`` (on ``transcriber``, its results in ``got``) has flushed turn "one" at 5 s, and
+    stream ``b`` has 12 s queued."""
+
+    worker: InferenceWorker
+    clock: VirtualClock
+    transcriber: Failing
+    got: list[WorkerResult]
+    a: WorkerStream
+    b: WorkerStream
+
+
+def deferred_worker(truth: Truth) -> Deferred:
+    """A :class:`Deferred` worker for ``truth``, stream "a" on a :class:`Failing` transcriber."""
     clock = VirtualClock()
     traits = BackendTraits(window_seconds=30.0)
     backend = CostedBackend(ScriptedBackend(truth, traits=traits), clock, cost=window_cost)
@@ -200,7 +216,13 @@ def deferred_worker(truth: Truth) -> tuple[InferenceWorker, VirtualClock, Failin
         clock=clock,
     )
     worker.start(own_thread=False)
-    return worker, clock, Failing(backend, StreamingConfig(), TruthSpeech(truth))
+    transcriber = Failing(backend, StreamingConfig(), TruthSpeech(truth))
+    got: list[WorkerResult] = []
+    a = worker.open_stream(got.append, transcriber)
+    b = worker.open_stream(lambda result: None)
+    b.submit(chunks("b", 0.0, 12.0))
+    a.submit([*chunks("one", 0.0, 5.0), Flush("one", final=False)])
+    return Deferred(worker, clock, transcriber, got, a, b)
 
 
 def chunks(item: str, start: float, end: float) -> list[AudioChunk]:
@@ -220,12 +242,8 @@ def indices(words: tuple[Word, ...] | None) -> list[int]:
 
 def test_a_clear_after_a_flush_waits_for_its_decode_and_loses_it_not():
     truth = speech_truth(12.0)
-    worker, clock, transcriber = deferred_worker(truth)
-    got: list[WorkerResult] = []
-    a = worker.open_stream(got.append, transcriber)
-    b = worker.open_stream(lambda result: None)
-    b.submit(chunks("b", 0.0, 12.0))
-    a.submit([*chunks("one", 0.0, 5.0), Flush("one", final=False)])
+    run = deferred_worker(truth)
+    worker, clock, got, a = run.worker, run.clock, run.got, run.a
     a.submit([*chunks("two", 5.0, 6.0), Clear("two"), *chunks("three", 6.0, 12.0)])
     a.submit([Flush("three", final=True)])
     drain(worker, clock)
@@ -241,12 +259,8 @@ def test_a_pass_that_fails_while_a_decode_waits_answers_that_flush_first():
     answered undecoded, before the failure, so the session charges the failure to the item
     being heard, not to the one that ended; its streamed words stand."""
     truth = speech_truth(12.0)
-    worker, clock, transcriber = deferred_worker(truth)
-    got: list[WorkerResult] = []
-    a = worker.open_stream(got.append, transcriber)
-    b = worker.open_stream(lambda result: None)
-    b.submit(chunks("b", 0.0, 12.0))
-    a.submit([*chunks("one", 0.0, 5.0), Flush("one", final=False)])
+    run = deferred_worker(truth)
+    worker, clock, got, a, b = run.worker, run.clock, run.got, run.a, run.b
     drain(worker, clock)  # "one" is decoded: b's audio is all heard
     a.submit([*chunks("two", 5.0, 9.0), Flush("two", final=False)])
     b.submit(chunks("b", 12.0, 24.0))
@@ -254,7 +268,7 @@ def test_a_pass_that_fails_while_a_decode_waits_answers_that_flush_first():
         due = worker.run_due_turn()
         assert due is not None
         clock.t = max(clock.t, due)
-    transcriber.fail = True
+    run.transcriber.fail = True
     a.submit(chunks("three", 9.0, 11.0))
     drain(worker, clock)
     ends = [r for r in got if isinstance(r, (FlushedResult, FailedResult))]

@@ -11,12 +11,12 @@ import base64
 import logging
 import os
 import socket
-import time
 
 import pytest
 
 from desktop_rt.engine.asr.backend import BackendTraits
 from desktop_rt.engine.server.server import RealtimeServer, ServerConfig
+from tests.support.polling import wait_until
 from tests.support.rt_client import get_request, raw_http
 
 KEY = "sk-hardening"
@@ -227,12 +227,12 @@ def test_an_abandoned_handshake_is_one_info_line(server, caplog):
     sent = [b"", partial, b"GET /v1/realtime HTTP/1.1\r\nHost: 127.0.0.1\r\n"]
     for data in sent:
         _abandon(server.port, data)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        failed = [r for r in caplog.records if "handshake with" in r.getMessage()]
-        if len(failed) >= len(sent):
-            break
-        time.sleep(0.05)
+
+    def failed_handshakes() -> list[logging.LogRecord]:
+        return [r for r in caplog.records if "handshake with" in r.getMessage()]
+
+    wait_until(lambda: len(failed_handshakes()) >= len(sent), timeout=10)
+    failed = failed_handshakes()
     assert len(failed) == len(sent), [r.getMessage() for r in caplog.records]
     assert all(r.levelno == logging.INFO and r.exc_info is None for r in failed)
     assert all("\n" not in r.getMessage() for r in failed)

@@ -18,6 +18,7 @@ from openai import OpenAI
 
 from desktop_rt.engine.server.server import RealtimeServer, ServerConfig
 from tests.support.clips import DATA, reference_text, wer
+from tests.support.polling import wait_until
 from tests.support.subtitles import parse_srt, parse_vtt
 
 KEY = "sk-desktop-rt-rest"
@@ -53,11 +54,7 @@ def clip_path(name: str = CLIP) -> Path:
 
 def no_uploads_left(folder: Path) -> None:
     """No upload dir is left (a successful answer's dir goes just after it is sent)."""
-    import time
-
-    deadline = time.monotonic() + 5
-    while list(folder.glob("desktop-rt-upload-*")) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: not list(folder.glob("desktop-rt-upload-*")), timeout=5)
     assert not list(folder.glob("desktop-rt-upload-*")), list(folder.iterdir())
 
 
@@ -290,7 +287,6 @@ def long_clip(folder: Path, times: int = 8) -> Path:
 
 def test_a_client_that_leaves_frees_its_turns(server, client, tmp_path, upload_dir):
     import http.client
-    import time
 
     body_path = long_clip(tmp_path)
     boundary = "leave-early"
@@ -314,9 +310,7 @@ def test_a_client_that_leaves_frees_its_turns(server, client, tmp_path, upload_d
     assert response.status == 200
     assert response.readline().startswith(b"data: ")  # the first delta: recognition runs
     conn.close()
-    deadline = time.monotonic() + 30
-    while server.open_stream_count and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: server.open_stream_count == 0, timeout=30)
     assert server.open_stream_count == 0
     no_uploads_left(upload_dir)
     with clip_path().open("rb") as audio:  # the next request is served

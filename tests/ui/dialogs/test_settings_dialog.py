@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 from desktop_rt.config import APPLICATION, MEETING, MICROPHONE, SYSTEM_AUDIO, Settings
@@ -40,32 +39,39 @@ def test_the_source_is_chosen_and_shown_again(qtbot):
     assert dialog.source.accessibleName()
 
 
+def opened(qtbot, settings: Settings) -> SettingsDialog:
+    """A new dialog: it lists the application streams playing as it opens."""
+    dialog = SettingsDialog(settings, devices=DEVICES)
+    qtbot.addWidget(dialog)
+    return dialog
+
+
 def test_an_application_playing_now_can_be_chosen_and_stays_when_it_stops(qtbot):
     daemon = pulse_daemon()
     player = play_as(daemon, "beckett", "Dialog Player")
+    shown: list[SettingsDialog] = []  # the player's stream is another process's: reopen
+
+    def offers_the_player() -> bool:
+        shown.append(opened(qtbot, Settings()))
+        source = shown[-1].source
+        labels = [source.itemText(i) for i in range(source.count())]
+        return "Only the sound of Dialog Player" in labels
+
     try:
-        deadline = time.monotonic() + 10
-        while True:
-            dialog = SettingsDialog(Settings(), devices=DEVICES)
-            qtbot.addWidget(dialog)
-            labels = [dialog.source.itemText(i) for i in range(dialog.source.count())]
-            if "Only the sound of Dialog Player" in labels or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)  # bounded poll: the player's stream is another process's
+        qtbot.waitUntil(offers_the_player, timeout=10_000)
     finally:
         player.terminate()
         player.wait(10)
-    assert "Only the sound of Dialog Player" in labels
+    dialog = shown[-1]
     choose(dialog, SourceChoice(APPLICATION, "Dialog Player"))
     result = dialog.result_settings()
     assert (result.audio.source, result.audio.application) == (APPLICATION, "Dialog Player")
-    deadline = time.monotonic() + 10
-    while True:  # it stopped playing: the choice is still offered, and still chosen
-        again = SettingsDialog(result, devices=DEVICES)
-        qtbot.addWidget(again)
-        current = again.source.currentText()
-        if current.endswith("(not playing now)") or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    assert current == "Only the sound of Dialog Player (not playing now)"
+
+    def shows_it_stopped() -> bool:  # the choice is still offered, and still chosen
+        shown.append(opened(qtbot, result))
+        return shown[-1].source.currentText().endswith("(not playing now)")
+
+    qtbot.waitUntil(shows_it_stopped, timeout=10_000)
+    again = shown[-1]
+    assert again.source.currentText() == "Only the sound of Dialog Player (not playing now)"
     assert again.result_settings() == result
