@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from desktop_rt.core_types import Word
 from desktop_rt.engine.asr.heard_again import heard_again, written_past
@@ -52,11 +52,16 @@ class OnsetRule:
 
     ``hypotheses`` latest hypotheses (at least 2) must agree on a word, each giving it at least
     ``min_probability``, and the newest at least ``latest_probability`` (``None``: the same).
+    The newest is compared with hypotheses whose windows ended at least ``span_seconds``
+    before its own (those in between are passed over): two passes a few tenths of a second
+    apart hear nearly the same audio and repeat the same guess ("How do you marry" for "Had he
+    married").
     """
 
     hypotheses: int = 2
     min_probability: float = 0.5
     latest_probability: float | None = 0.6
+    span_seconds: float = 0.0
 
     @property
     def latest_floor(self) -> float:
@@ -67,6 +72,27 @@ class OnsetRule:
 
 def _stream_start() -> float:
     return 0.0
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A recent hypothesis beyond the committed words: whether it was an onset one, and the
+    stream time its window ended (``None``: not given)."""
+
+    words: list[Word]
+    onset: bool
+    heard_end: float | None
+
+
+def _past(history: list[_Pending], committed: Sequence[Word]) -> list[_Pending]:
+    """The hypotheses of ``history`` that start with the ``committed`` words, less them."""
+    said = [normalize_word(w.text) for w in committed]
+    n = len(said)
+    return [
+        replace(h, words=h.words[n:])
+        for h in history
+        if [normalize_word(w.text) for w in h.words[:n]] == said
+    ]
 
 
 def _ending_by(words: Sequence[Word], t: float) -> int:
@@ -112,9 +138,7 @@ class HypothesisBuffer:
         self._rule = onset_rule if onset_rule is not None else OnsetRule()
         self._committed: list[Word] = []  # newest last, the last _CONTEXT_WORDS
         self._last_committed_end = 0.0
-        # Recent hypotheses beyond the committed words, newest last, and whether each was an
-        # onset hypothesis.
-        self._history: list[tuple[list[Word], bool]] = []
+        self._history: list[_Pending] = []  # recent hypotheses, newest last
         self._tentative: tuple[Word, ...] = ()
         self._heard: list[list[Word]] = []  # the segment's latest hypotheses that heard words
 
@@ -136,22 +160,25 @@ class HypothesisBuffer:
     @property
     def history(self) -> list[tuple[list[Word], bool]]:
         """The pending hypotheses, newest last, each with whether it was an onset one."""
-        return self._history
+        return [(h.words, h.onset) for h in self._history]
 
     # -- verbs ------------------------------------------------------------------------------
-    def insert(self, hypothesis: Sequence[Word], *, onset: bool = False) -> StreamUpdate:
-        """Add a pass's words; commit what it agrees on with the hypotheses before it."""
+    def insert(
+        self, hypothesis: Sequence[Word], *, onset: bool = False, heard_end: float | None = None
+    ) -> StreamUpdate:
+        """Add a pass's words (its window ending at stream time ``heard_end``, if given);
+        commit what it agrees on with the hypotheses before it."""
         words = self.fresh(hypothesis)
         if not words:  # heard nothing new (or nothing at all): no evidence either way
             return StreamUpdate((), self._tentative)
         self._remember(words)
-        strict = onset or (bool(self._history) and self._history[-1][1])
-        agreed = whole_words(words, self._agreed_count(words, strict))
+        strict = onset or (bool(self._history) and self._history[-1].onset)
+        others = self._compared(strict, heard_end)
+        agreed = whole_words(words, self._agreed_count(words, others, strict))
         committed, rest = words[:agreed], words[agreed:]
         self._record(committed)
-        history = self._history
-        kept = [(h[0][agreed:], h[1]) for h in history] if agreed else history
-        self._history = (kept + [(rest, onset)])[-self._kept_hypotheses :]
+        kept = _past(self._history, committed) if agreed else self._history
+        self._history = (kept + [_Pending(rest, onset, heard_end)])[-self._kept_hypotheses :]
         self._tentative = tuple(rest)
         return StreamUpdate(tuple(committed), self._tentative)
 
@@ -182,7 +209,7 @@ class HypothesisBuffer:
         """Commit the newest hypothesis's whole words that end by ``horizon``, agreed or not,
         and after them what older recent hypotheses heard that ends by ``horizon`` and before
         the newest one's next word."""
-        latest = self._history[-1][0] if self._history else []
+        latest = self._history[-1].words if self._history else []
         settled = _ending_by(latest, horizon)
         forced = latest[:settled]
         self._record(forced)
@@ -190,7 +217,7 @@ class HypothesisBuffer:
         forced += self._commit_heard(min([horizon, *(w.start for w in latest[settled:][:1])]))
         if forced:
             rest = self._after_commit(latest[settled:])
-            self._history = [(rest, False)]
+            self._history = [_Pending(rest, False, None)]
             self._tentative = tuple(rest)
         return forced
 
@@ -316,14 +343,24 @@ class HypothesisBuffer:
 
     @property
     def _kept_hypotheses(self) -> int:
-        return max(2, self._rule.hypotheses)
+        """Hypotheses kept: those an onset compares, and room for those its span passes over."""
+        return max(2, self._rule.hypotheses) + (2 if self._rule.span_seconds > 0 else 0)
 
-    def _agreed_count(self, words: list[Word], strict: bool) -> int:
-        """How many leading words of ``words`` the hypotheses before it agree on."""
-        rule = self._rule
-        need = self._kept_hypotheses if strict else 2
+    def _compared(self, strict: bool, heard_end: float | None) -> list[_Pending]:
+        """The hypotheses a new one is compared with: the latest one, or for an onset the
+        latest ``hypotheses - 1`` whose windows ended ``span_seconds`` before ``heard_end``."""
+        need = max(2, self._rule.hypotheses) - 1 if strict else 1
         history = self._history
-        others = [h[0] for h in history[-(need - 1) :]] if len(history) >= need - 1 else []
+        if strict and heard_end is not None and self._rule.span_seconds > 0:
+            limit = heard_end - self._rule.span_seconds + 1e-6
+            while history and (history[-1].heard_end or 0.0) > limit:
+                history = history[:-1]
+        return history[-need:] if len(history) >= need else []
+
+    def _agreed_count(self, words: list[Word], compared: list[_Pending], strict: bool) -> int:
+        """How many leading words of ``words`` the ``compared`` hypotheses agree on."""
+        rule = self._rule
+        others = [h.words for h in compared]
         agreed = 0
         while others and agreed < len(words):
             word = words[agreed]

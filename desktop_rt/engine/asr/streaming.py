@@ -19,6 +19,7 @@ from desktop_rt.engine.asr.agreement import HypothesisBuffer, OnsetRule, StreamU
 from desktop_rt.engine.asr.backend import AsrBackend
 from desktop_rt.engine.asr.gate import SegmentGate
 from desktop_rt.engine.asr.language import LanguageTracker
+from desktop_rt.engine.asr.loops import decoder_looped
 from desktop_rt.engine.asr.respelling import respell
 from desktop_rt.engine.asr.runaway import drop_after, drop_runaway
 from desktop_rt.engine.asr.schedule import PassSchedule
@@ -65,7 +66,10 @@ class StreamingTranscriber:
         self._schedule = PassSchedule(config, traits)
         self._window = AudioWindow(grid=self._schedule.grid, forces_prefix=traits.forces_prefix)
         rule = OnsetRule(
-            config.onset_agreement, config.onset_min_probability, config.onset_latest_probability
+            config.onset_agreement,
+            config.onset_min_probability,
+            config.onset_latest_probability,
+            config.onset_span_seconds,
         )
         self._hypotheses = HypothesisBuffer(
             forces_prefix=traits.forces_prefix,
@@ -86,6 +90,7 @@ class StreamingTranscriber:
         """Passes run over the window (backend calls)."""
         self.rehearings = 0
         """Passes run again on a window cut where committed words end (see ``_transcribe``)."""
+        self._looped = False  # whether the latest pass's decoder looped (see ``_update``)
 
     # -- settings -------------------------------------------------------------------------
     def set_language(self, language: str | None) -> None:
@@ -235,9 +240,12 @@ class StreamingTranscriber:
 
     # -- passes -----------------------------------------------------------------------------
     def _update(self) -> StreamUpdate:
-        heard = self._transcribe()
+        heard, hypotheses = self._transcribe(), self._hypotheses
+        if self._looped:  # a decoder loop: no evidence, its words count at the segment's end
+            hypotheses.remember(heard)
+            return StreamUpdate(tuple(self._trim()), hypotheses.tentative)
         onset = self._window.seconds < self.config.min_agree_seconds
-        agreed = self._hypotheses.insert(heard, onset=onset)
+        agreed = hypotheses.insert(heard, onset=onset, heard_end=self._schedule.heard_end)
         forced = self._trim()
         return StreamUpdate(agreed.committed + tuple(forced), self._hypotheses.tentative)
 
@@ -329,6 +337,7 @@ class StreamingTranscriber:
             words = self.backend.transcribe(audio, prompt=prompt, language=language)
         if language is None:
             self._language.learn(self.backend.detected_language, window.seconds)
+        self._looped = decoder_looped(words, size / SAMPLE_RATE)
         heard = [w.shifted(window.start) for w in drop_runaway(words, size / SAMPLE_RATE, prompt)]
         if self._gate is not None:  # nothing is said in the silence after the speech
             heard = drop_after(heard, self._gate.last_speech_end)

@@ -47,6 +47,9 @@ class StreamingConfig:
     """At an onset, every agreeing hypothesis must give a word at least this probability."""
     onset_latest_probability: float | None = 0.6
     """At an onset, the newest hypothesis's floor (``None``: ``onset_min_probability``)."""
+    onset_span_seconds: float = 0.6
+    """At an onset, agreeing hypotheses' windows end at least this far apart (passes a few
+    tenths of a second apart hear nearly the same audio and repeat the same guess)."""
     pause_hint_seconds: float | None = 0.25
     """Silence after which a regular pass waits for the closing pass instead (``None``: never)."""
     turn_decode: bool = True
