@@ -175,7 +175,7 @@ class StreamingTranscriber:
         )
         return tuple(words)
 
-    # -- state read by tests/engine/asr/test_streaming.py and bench/bench_llama.py -----------
+    # -- state read by tests/engine/asr/test_streaming_endpoints.py --------------------------
     @property
     def _speech_start(self) -> float | None:
         return None if self._gate is None else self._gate.speech_start
