@@ -1,7 +1,9 @@
 """Shared fixtures: an isolated data dir and the real embedded model; which tests are slow.
 
 A test that uses the real model (through these fixtures or ``make_app``) is marked ``slow``
-here, so ``pytest -m "not slow"`` is the fast loop; CI runs everything.
+here, so ``pytest -m "not slow"`` is the fast loop; CI runs everything. Property tests run with
+no per-example deadline and no data-generation speed check: both are timings, which a slower
+or busier machine can miss while what the test checks holds.
 """
 
 from __future__ import annotations
@@ -10,6 +12,12 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "any-machine", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("any-machine")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -309,6 +309,9 @@ def test_a_client_that_leaves_frees_its_turns(server, client, tmp_path, upload_d
     response = conn.getresponse()
     assert response.status == 200
     assert response.readline().startswith(b"data: ")  # the first delta: recognition runs
+    # The response holds the socket open too: closing the connection alone left the client
+    # connected, and the test passed only where the whole file was done within the wait.
+    response.close()
     conn.close()
     wait_until(lambda: server.open_stream_count == 0, timeout=30)
     assert server.open_stream_count == 0
