@@ -40,6 +40,10 @@ class BackendTraits:
       (Whisper's translate task); a backend without it is never given that task.
     - ``window_seconds``: the most audio one ``transcribe`` call hears as one window (Whisper:
       30 s); a turn that fits is decoded whole when it ends (``None``: turns are not).
+    - ``whole_context``: ``transcribe(whole=True)`` hears a window decoded once, whole (a
+      file's window, an ended turn), with the full context the model was trained on (Whisper:
+      30 s) where streaming passes get a cheaper one; a backend without it is never given
+      ``whole``.
     """
 
     min_update_seconds: float = 0.0
@@ -47,6 +51,7 @@ class BackendTraits:
     forces_prefix: bool = False
     can_translate: bool = False
     window_seconds: float | None = None
+    whole_context: bool = False
 
 
 @runtime_checkable
@@ -73,6 +78,7 @@ class AsrBackend(Protocol):
         language: str | None = None,
         prefix: str | None = None,
         task: Task = "transcribe",
+        whole: bool = False,
     ) -> Sequence[Word]:
         """Transcribe ``audio`` (float32, mono, 16 kHz) and return its words in order.
 
@@ -81,7 +87,9 @@ class AsrBackend(Protocol):
         window's speech starts with; only a backend whose traits say ``forces_prefix`` is given
         one, and it returns only the words after it. ``task="translate"`` (only for a backend
         whose traits say ``can_translate``): the words are the speech translated to English;
-        ``language`` is still the language spoken.
+        ``language`` is still the language spoken. ``whole=True`` (only for a backend whose
+        traits say ``whole_context``): the window is decoded once, whole, not re-heard as a
+        stream grows.
         """
 
     def close(self) -> None:

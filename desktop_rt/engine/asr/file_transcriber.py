@@ -3,11 +3,13 @@
 Call order: ``FileTranscriber(backend, language=..., prompt=...)``, then
 ``transcribe(chunks, total_seconds=..., progress=...)`` once per file. A planning thread scores
 speech and groups it into windows (:mod:`.file_windows`) while the calling thread transcribes
-them, each with the text before it as the prompt; once a window has detected a language, the
-rest of the file keeps it. Words come back in file time, in order, through ``progress`` as
-each window is done and all together in the :class:`FileResult`. Invariants: every window is
-transcribed once, in file order; at most ``FileOptions.queued_windows`` windows wait between
-the threads, so memory does not grow with the file. Works with any AsrBackend.
+them, each with the text before it as the prompt and, where the backend's traits say
+``whole_context``, as a whole window (Whisper: its full 30 s context); once a window has
+detected a language, the rest of the file keeps it. Words come back in file time, in order,
+through ``progress`` as each window is done and all together in the :class:`FileResult`.
+Invariants: every window is transcribed once, in file order; at most
+``FileOptions.queued_windows`` windows wait between the threads, so memory does not grow with
+the file. Works with any AsrBackend.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ class FileOptions:
     prompt_chars: int = 800
     queued_windows: int = 2  # planned windows waiting to be transcribed, at most
     min_rest_speech_seconds: float = 0.5  # speech after a pass's last word that is heard again
+    # windows heard whole where the backend's traits say whole_context (Whisper: the full 30 s
+    # context); False: with the cheaper context of streaming passes (the whole-turn decode's)
+    whole_windows: bool = True
 
 
 @dataclass(frozen=True)
@@ -159,6 +164,7 @@ class _Run:
         self.options = owner.options
         self.context = owner.prompt.strip() if owner.prompt else ""
         self.base_prompt = self.context
+        self.whole = owner.options.whole_windows and owner.backend.traits.whole_context
         self.total = total
         self.progress = progress
         self.words: list[Word] = []
@@ -191,7 +197,15 @@ class _Run:
 
     def _pass(self, window: SpeechWindow) -> tuple[list[Word], float]:
         """One backend call: the words in file time, and the window time they cover."""
-        heard = self.backend.transcribe(window.audio, prompt=self._prompt(), language=self.language)
+        heard = (
+            self.backend.transcribe(
+                window.audio, prompt=self._prompt(), language=self.language, whole=True
+            )
+            if self.whole
+            else self.backend.transcribe(
+                window.audio, prompt=self._prompt(), language=self.language
+            )
+        )
         kept = drop_runaway(heard, window.seconds)
         if self.language is None and kept and self.backend.detected_language is not None:
             self.language = self.backend.detected_language[0]

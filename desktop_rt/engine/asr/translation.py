@@ -60,8 +60,13 @@ class EnglishTranslation:
         language: str | None = None,
         prefix: str | None = None,
         task: Task = "translate",
+        whole: bool = False,
     ) -> Sequence[Word]:
         """The window's speech in English, whatever ``task`` says (this view only translates)."""
+        if whole:  # as the traits are the wrapped backend's, it takes ``whole``
+            return self._backend.transcribe(
+                audio, prompt=prompt, language=language, prefix=prefix, task="translate", whole=True
+            )
         return self._backend.transcribe(
             audio, prompt=prompt, language=language, prefix=prefix, task="translate"
         )

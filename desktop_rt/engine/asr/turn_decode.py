@@ -149,7 +149,8 @@ def decode_turn(
     def scorer() -> SpeechProbability:
         return _Replayed(turn.scores)
 
-    options = FileOptions(windows=WindowOptions(threshold=threshold))
+    # streaming's context, not the full one: a decode's CPU delays the passes after it
+    options = FileOptions(windows=WindowOptions(threshold=threshold), whole_windows=False)
     transcriber = FileTranscriber(
         backend, language=language, prompt=prompt, options=options, scorer=scorer
     )

@@ -2,13 +2,15 @@
 
 Call order: ``WhisperBackend(folder, options)``, ``transcribe(window)`` per window, ``close()``.
 A window of at most 30 s (longer audio is taken 30 s at a time) goes: log-mel features, one
-encoder pass over the window plus padding (``WhisperOptions.context``), language detection when
-none is given, one deterministic decoding pass (temperature 0, no fallback, no conditioning on
-earlier windows), the no-speech skip, segments cut at timestamp tokens and words read back
-(:mod:`~desktop_rt.engine.asr.whisper_segments`). Invariant: the same window, prompt, language
-and task always give the same words. ``task="translate"`` writes English (multilingual models
-only; traits say ``can_translate``). A prompt is tokenized once while it is among the last few
-distinct ones. Why it is cut down this way: docs/design/whisper.md.
+encoder pass over the window plus padding (``WhisperOptions.context``; all 30 s for a ``whole``
+window), language detection when none is given, one deterministic decoding pass (temperature
+0, no fallback, no conditioning on earlier windows), the no-speech skip, segments cut at
+timestamp tokens and words read back (:mod:`~desktop_rt.engine.asr.whisper_segments`); an
+unsure decoding whose words look written over silence gives none. Invariant: the same window,
+prompt, language, task and ``whole`` always give the same words. ``task="translate"`` writes
+English (multilingual models only; traits say ``can_translate``). A prompt is tokenized once
+while it is among the last few distinct ones. Why it is cut down this way:
+docs/design/whisper.md.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from desktop_rt.engine.asr.ct2_folder import check_ctranslate2_dir
 from desktop_rt.engine.asr.spelling import SpellingFolder
 from desktop_rt.engine.asr.whisper_segments import (
     TimedSegment,
+    looks_hallucinated,
     segment_words,
     split_at_timestamps,
 )
@@ -124,11 +127,13 @@ class WhisperBackend:
     @property
     def traits(self) -> BackendTraits:
         """Whisper is streamed at the engine's own pace, with no grid and no forced prefix;
-        multilingual models translate to English; a turn of up to 30 s is decoded whole."""
+        multilingual models translate to English; a turn of up to 30 s is decoded whole, and
+        whole windows get the full 30 s context."""
         model = self._model
         return BackendTraits(
             can_translate=model is not None and model.model.is_multilingual,
             window_seconds=_WINDOW_SECONDS,
+            whole_context=True,
         )
 
     def transcribe(
@@ -139,20 +144,22 @@ class WhisperBackend:
         language: str | None = None,
         prefix: str | None = None,
         task: Task = "transcribe",
+        whole: bool = False,
     ) -> Sequence[Word]:
         """Transcribe (or translate) a window; audio longer than Whisper's 30 s is taken 30 s
         at a time.
 
-        ``prefix`` is not forced (the traits say so) and is ignored."""
+        ``prefix`` is not forced (the traits say so) and is ignored. ``whole``: the encoder
+        hears the full 30 s (``context = "full"``) whatever the options say."""
         if task == "translate" and not self.traits.can_translate:
             raise ValueError(f"the model '{self._name}' is English-only and cannot translate")
         limit = _WINDOW_SECONDS * SAMPLE_RATE
         if len(audio) <= limit:
-            return self._transcribe_window(audio, prompt=prompt, language=language, task=task)
+            return self._transcribe_window(audio, prompt, language, task, whole)
         words: list[Word] = []
         for start in range(0, len(audio), limit):
             piece = self._transcribe_window(
-                audio[start : start + limit], prompt=prompt, language=language, task=task
+                audio[start : start + limit], prompt, language, task, whole
             )
             words += [w.shifted(start / SAMPLE_RATE) for w in piece]
             prompt = "".join(w.text for w in words)[-200:] or prompt
@@ -165,19 +172,14 @@ class WhisperBackend:
 
     # -- one window -------------------------------------------------------------------------
     def _transcribe_window(
-        self,
-        audio: np.ndarray,
-        *,
-        prompt: str | None = None,
-        language: str | None = None,
-        task: Task = "transcribe",
+        self, audio: np.ndarray, prompt: str | None, language: str | None, task: Task, whole: bool
     ) -> list[Word]:
         """One encoder pass and one decoding pass over a window of at most 30 s."""
         model = self._model
         if model is None:
             raise RuntimeError("backend is closed")
         audio = np.ascontiguousarray(audio, dtype=np.float32)
-        encoded = self._encode(model, audio)
+        encoded = self._encode(model, audio, whole)
         if encoded is None:
             return []
         tokenizer = self._tokenizer(self._language(model, encoded, language), task)
@@ -185,7 +187,8 @@ class WhisperBackend:
         folds = self._folds_spelling and (limit is None or len(audio) <= limit * SAMPLE_RATE)
         result = self._decode(model, encoded, tokenizer, prompt, folds)
         tokens = [int(t) for t in result.sequences_ids[0]]
-        if _is_silence(result.no_speech_prob, result.scores[0], len(tokens)):
+        weak = _is_weak(result.scores[0], len(tokens))
+        if weak and result.no_speech_prob > _NO_SPEECH_THRESHOLD:
             return []
         segments = _aligned_segments(model, tokenizer, encoded, tokens)
         if not segments:
@@ -193,10 +196,12 @@ class WhisperBackend:
         folded = (
             self._folded_probabilities(tokenizer.eot, tokens, result.logits[0]) if folds else {}
         )
-        return segment_words(segments, tokenizer.eot, tokenizer.decode, tokens, folded)
+        words = segment_words(segments, tokenizer.eot, tokenizer.decode, tokens, folded)
+        return [] if weak and looks_hallucinated(words) else words
 
-    def _encode(self, model: WhisperModel, audio: np.ndarray) -> _Encoded | None:
-        """The encoder's output for the window plus padding; None for a window with no frame."""
+    def _encode(self, model: WhisperModel, audio: np.ndarray, whole: bool) -> _Encoded | None:
+        """The encoder's output for the window plus padding (all 30 s for a ``whole`` window);
+        None for a window with no frame."""
         from faster_whisper.audio import pad_or_trim
 
         features = model.feature_extractor(audio)
@@ -205,7 +210,7 @@ class WhisperBackend:
             return None
         frames = int(min(model.feature_extractor.nb_max_frames, content_frames))
         segment = pad_or_trim(features[:, :frames])
-        context = self._context_frames(len(audio))
+        context = None if whole else self._context_frames(len(audio))
         if context:
             segment = segment[..., :context]
         duration = float(frames * model.feature_extractor.time_per_frame)
@@ -377,7 +382,8 @@ def _aligned_segments(
     return segments
 
 
-def _is_silence(no_speech_prob: float, score: float, n_tokens: int) -> bool:
-    """faster-whisper's no-speech skip: likely silence and a weak average log-probability."""
+def _is_weak(score: float, n_tokens: int) -> bool:
+    """Whether decoding was unsure of its text: faster-whisper's average log-probability
+    test (its no-speech skip needs this and a no-speech probability over 0.6)."""
     avg_logprob = score * n_tokens / (n_tokens + 1)
-    return no_speech_prob > _NO_SPEECH_THRESHOLD and avg_logprob <= _LOG_PROB_THRESHOLD
+    return avg_logprob <= _LOG_PROB_THRESHOLD

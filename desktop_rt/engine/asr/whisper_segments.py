@@ -3,7 +3,8 @@
 Call order (see :mod:`~desktop_rt.engine.asr.whisper`): :func:`split_at_timestamps` on the
 tokens of one decoding pass; faster-whisper's word alignment fills each segment's ``words``;
 :func:`segment_words` turns them into :class:`~desktop_rt.core_types.Word`. Pure functions over
-token ids: nothing here loads or calls a model.
+token ids: nothing here loads or calls a model. :func:`looks_hallucinated` is
+openai-whisper's test for words written over silence.
 """
 
 from __future__ import annotations
@@ -14,7 +15,20 @@ from typing import NotRequired, TypedDict
 from desktop_rt.core_types import Word
 from desktop_rt.engine.asr.spelling import word_probabilities
 
-__all__ = ["WordTiming", "TimedSegment", "split_at_timestamps", "segment_words"]
+__all__ = [
+    "WordTiming",
+    "TimedSegment",
+    "looks_hallucinated",
+    "split_at_timestamps",
+    "segment_words",
+]
+
+# openai-whisper's word anomaly score (transcribe.py, hallucination_silence_threshold)
+_PUNCTUATION = "\"'“¿([{-\"'.。,，!！?？:：”)]}、"
+_UNSURE = 0.15  # a word less probable than this scores 1
+_SHORTEST = 0.133  # seconds; a shorter word scores (0.133 - duration) * 15
+_LONGEST = 2.0  # seconds; a longer word scores duration - 2
+_WORDS_SCORED = 8
 
 
 class WordTiming(TypedDict):
@@ -125,3 +139,25 @@ def _steps_of(sequence: list[int], run: list[int], cursor: int) -> tuple[list[in
         if sequence[start : start + n] == run:
             return list(range(start, start + n)), start + n
     return None, cursor
+
+
+def looks_hallucinated(words: Sequence[Word]) -> bool:
+    """Whether ``words`` (one decoding's) look written over silence, not heard: openai-whisper's
+    segment anomaly test. Each of the first 8 words that is not punctuation scores 1 when its
+    probability is under 0.15, more when it is shorter than 0.133 s or longer than 2 s; the
+    words look hallucinated when they score 3, or about one per word. No words: False."""
+    scored = [w for w in words if w.text.strip() not in _PUNCTUATION][:_WORDS_SCORED]
+    if not scored:
+        return False
+    score = sum(_anomaly(w) for w in scored)
+    return score >= 3 or score + 0.01 >= len(scored)
+
+
+def _anomaly(word: Word) -> float:
+    duration = word.end - word.start
+    score = 1.0 if word.probability < _UNSURE else 0.0
+    if duration < _SHORTEST:
+        score += (_SHORTEST - duration) * 15
+    if duration > _LONGEST:
+        score += duration - _LONGEST
+    return score

@@ -113,12 +113,17 @@ class WorkerBackend:
         language: str | None = None,
         prefix: str | None = None,
         task: Task = "transcribe",
+        whole: bool = False,
     ) -> Sequence[Word]:
         """One window, transcribed in the worker's next turn for this stream."""
         backend = self._backend
 
         def run() -> tuple[Sequence[Word], DetectedLanguage | None]:
-            if task == "translate":  # as streaming passes prefix: only to a backend that can
+            if whole:  # given only where the traits say whole_context, as task and prefix are
+                words = backend.transcribe(
+                    audio, prompt=prompt, language=language, prefix=prefix, task=task, whole=True
+                )
+            elif task == "translate":  # as streaming passes prefix: only to a backend that can
                 words = backend.transcribe(
                     audio, prompt=prompt, language=language, prefix=prefix, task=task
                 )

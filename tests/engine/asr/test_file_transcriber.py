@@ -3,14 +3,19 @@ faster-whisper offline for its quality, the tiny GGUF model for its genericity."
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from desktop_rt.core_types import SAMPLE_RATE, Word
 from desktop_rt.engine.asr.backend import AsrBackend, BackendTraits
-from desktop_rt.engine.asr.file_transcriber import FileTranscriber
+from desktop_rt.engine.asr.file_transcriber import FileOptions, FileTranscriber
 from desktop_rt.errors import AudioDecodeError
 from tests.support.clips import LIBRIVOX, librivox_stream, read_clip, reference_text, wer
 
@@ -176,6 +181,25 @@ def test_a_looping_window_does_not_prompt_the_next():
     assert backend.calls[1]["prompt"] is None
 
 
+def test_every_window_is_heard_whole_where_the_traits_ask_for_it():
+    class Whole(BurstBackend):
+        traits = BackendTraits(whole_context=True)
+
+        def transcribe(self, audio, *, whole=False, **kwargs):
+            words = super().transcribe(audio, **kwargs)
+            self.calls[-1]["whole"] = whole
+            return words
+
+    audio, _ = bursts([("burst", 2), ("pause", 0.3)] * 24)  # two windows at least
+    backend = Whole()
+    FileTranscriber(backend, scorer=Loudness).transcribe(in_chunks(audio))
+    assert len(backend.calls) >= 2 and all(c["whole"] for c in backend.calls)
+    backend = Whole()  # the whole-turn decode's choice: streaming's context
+    options = FileOptions(whole_windows=False)
+    FileTranscriber(backend, options=options, scorer=Loudness).transcribe(in_chunks(audio))
+    assert backend.calls and not any(c["whole"] for c in backend.calls)
+
+
 # -- the real model ------------------------------------------------------------------------
 
 
@@ -223,6 +247,27 @@ def test_real_speech_after_long_silences_keeps_its_file_times(whisper_backend):
     late = [w for w in result.words if w.start > second - 0.5]
     assert " ".join(w.text.strip() for w in late).lower().startswith("he was not")
     assert all(w.end <= len(audio) / SAMPLE_RATE for w in result.words)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1500)  # GENERIC kernels are several times slower than the CPU's own
+def test_files_read_as_faster_whisper_offline_on_generic_int8_kernels(default_model_dir):
+    """On a CPU without AVX2 (CTranslate2's GENERIC kernels), windows heard with less than
+    Whisper's full 30 s wrote "ill-sposed" where offline writes "ill-disposed"."""
+    names = ["ss-0870", "ss-0880", "beckett"]
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.support.isa_parity", str(default_model_dir), *names],
+        env={**os.environ, "CT2_FORCE_CPU_ISA": "GENERIC"},
+        cwd=Path(__file__).resolve().parents[3],
+        capture_output=True,
+        text=True,
+        timeout=1400,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    texts = json.loads(done.stdout.strip().splitlines()[-1])
+    reference = " ".join(reference_text(n) for n in names)
+    mine, theirs = " ".join(texts["ours"]), " ".join(texts["offline"])
+    assert wer(reference, mine) <= wer(reference, theirs) + 0.01, (mine, theirs)
 
 
 @pytest.mark.slow

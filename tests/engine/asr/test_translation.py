@@ -35,3 +35,27 @@ def test_a_gguf_backend_cannot_be_translated(tmp_path_factory):
             backend.transcribe(read_clip("beckett"), task="translate")
     finally:
         backend.close()
+
+
+def test_a_whole_window_is_translated_whole():
+    from desktop_rt.core_types import Word
+    from desktop_rt.engine.asr.backend import BackendTraits
+
+    class Recording:
+        name = "recording"
+        detected_language = None
+        traits = BackendTraits(can_translate=True, whole_context=True)
+
+        def __init__(self):
+            self.calls = []
+
+        def transcribe(self, audio, **kwargs):
+            self.calls.append(kwargs)
+            return [Word(" hi", 0.0, 1.0)]
+
+    backend = Recording()
+    view = EnglishTranslation(backend)
+    view.transcribe(read_clip("beckett"), whole=True)
+    view.transcribe(read_clip("beckett"))
+    assert [c["task"] for c in backend.calls] == ["translate", "translate"]
+    assert [c.get("whole", False) for c in backend.calls] == [True, False]

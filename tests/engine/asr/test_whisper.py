@@ -25,6 +25,35 @@ def test_silence_gives_no_words(whisper_backend):
     )
 
 
+def test_quiet_speech_is_kept_as_it_is_heard_at_full_level(whisper_backend):
+    """The silence tests drop no real words: each clip 30 dB down (short streaming-size
+    windows and a whole one) reads within a word of the clip at full level."""
+    for name in ["ss-0880", "beckett"]:
+        audio, reference = read_clip(name), reference_text(name)
+        quiet = (audio * 10 ** (-30 / 20)).astype(np.float32)
+        for whole in (False, True):
+            loud = "".join(w.text for w in whisper_backend.transcribe(audio, whole=whole))
+            soft = "".join(w.text for w in whisper_backend.transcribe(quiet, whole=whole))
+            assert soft.strip(), (name, whole)
+            one_word = 1 / len(reference.split())
+            assert wer(reference, soft) <= wer(reference, loud) + one_word + 1e-9, (soft, loud)
+
+
+def test_a_whole_window_is_heard_with_whisper_full_context(default_model_dir):
+    from desktop_rt.engine.asr.whisper import WhisperBackend, WhisperOptions
+
+    fitted = WhisperBackend(default_model_dir, WhisperOptions(threads=1))
+    full = WhisperBackend(default_model_dir, WhisperOptions(threads=1, context="full"))
+    try:
+        assert fitted.traits.whole_context
+        for name in ["ss-0880", "beckett"]:
+            audio = read_clip(name)
+            assert fitted.transcribe(audio, whole=True) == full.transcribe(audio)
+    finally:
+        fitted.close()
+        full.close()
+
+
 def test_the_detected_language_is_reported_only_when_detected(whisper_backend):
     audio = read_clip("ss-0880")
     whisper_backend.transcribe(audio)

@@ -7,9 +7,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from desktop_rt.core_types import Word
 from desktop_rt.engine.asr.whisper_segments import (
     TimedSegment,
     WordTiming,
+    looks_hallucinated,
     segment_words,
     split_at_timestamps,
 )
@@ -123,3 +125,23 @@ def test_empty_and_zero_length_segments_and_blank_words_give_no_words():
     words = segment_words([zero, blank, spaced], EOT, decode, tokens, {1: 0.5, 6: 0.6})
     # " " gives no word; with it the words do not spell the tokens: the alignment's probability
     assert [(w.text, w.probability) for w in words] == [(" world", 0.8)]
+
+
+def test_a_lone_unsure_word_looks_hallucinated_and_a_sure_one_does_not():
+    assert looks_hallucinated([Word(" you", 1.58, 2.28, 0.11)])
+    assert not looks_hallucinated([Word(" you", 1.58, 2.28, 0.6)])
+    assert not looks_hallucinated([])
+
+
+def test_speech_with_an_unsure_word_among_sure_ones_does_not_look_hallucinated():
+    words = [Word(f" w{i}", i * 0.4, i * 0.4 + 0.3, 0.9) for i in range(5)]
+    words[2] = Word(" w2", 0.8, 1.1, 0.05)
+    assert not looks_hallucinated(words)
+    assert looks_hallucinated([Word(f" w{i}", i * 0.4, i * 0.4 + 0.3, 0.1) for i in range(5)])
+
+
+def test_too_short_and_too_long_words_count_as_unsure_and_punctuation_does_not_count():
+    assert looks_hallucinated([Word(" a", 0.0, 0.01, 0.9)])  # (0.133 - 0.01) * 15 > 1
+    assert looks_hallucinated([Word(" so", 0.0, 4.5, 0.9), Word(" yes", 5.0, 5.3, 0.9)])
+    assert looks_hallucinated([Word(" you", 1.0, 1.6, 0.1), Word(".", 1.6, 1.6, 0.9)])
+    assert not looks_hallucinated([Word(".", 1.6, 1.6, 0.01)])

@@ -113,10 +113,12 @@ class LlamaAsrBackend:
         language: str | None = None,
         prefix: str | None = None,
         task: Task = "transcribe",
+        whole: bool = False,
     ) -> Sequence[Word]:
         """The words of ``audio``; with ``prefix`` (text the window's speech starts with, already
         committed), that text is forced as the start of the output and only the words after
-        it are returned. It cannot translate (its traits say so): ``task`` must be transcribe."""
+        it are returned. It cannot translate (its traits say so): ``task`` must be transcribe.
+        ``whole`` changes nothing: every window is heard with the same context."""
         if task != "transcribe":
             raise ValueError(f"the GGUF model '{self._name}' cannot translate")
         native = self.native
