@@ -57,7 +57,7 @@ def _unheard(words: Sequence[Word], prompt: str | None, duration: float) -> set[
     after the hypothesis's first word take it with them when together they are the end of
     the ``prompt``: a copy whose first word's start took in the silence before it.
     """
-    short = [w.end - w.start < _UNHEARD for w in words]
+    short = [_short(w) for w in words]
     run = 1
     while run < len(words) and short[run]:
         run += 1
@@ -97,6 +97,38 @@ def _copied(words: Sequence[Word], prompt: str | None) -> bool:
     ]
 
 
+def _squeezed_sayings(words: Sequence[Word]) -> set[int]:
+    """Indices of a phrase's squeezed saying where a decoder wrote it twice in a row.
+
+    Whisper past a sentence's end can write its next phrase twice and align both over the
+    one saying it heard, one of them with a word in no time ("try again. Fail@5.34-5.54
+    again.@5.54-5.54 Fail@5.96-6.84 again.@6.84-7.12"; "Fail@7.64-8.22 better.@8.22-8.22
+    Fail@8.22-8.32 better.@8.32-8.60"), and a segment's end then committed the phrase twice.
+    A phrase of 2-16 words said twice in a row where exactly one saying holds a word shorter
+    than ``_UNHEARD``: that saying was not spoken. A speaker repeating a phrase is heard
+    each time (one word said twice, a stutter, is left alone).
+    """
+    norm = [normalize_word(w.text) for w in words]
+    out: set[int] = set()
+    i = 0
+    while i < len(words):
+        for n in range(min(_LOOP_WORDS, (len(words) - i) // 2), 1, -1):
+            first, second = range(i, i + n), range(i + n, i + 2 * n)
+            if not norm[i] or norm[i : i + n] != norm[i + n : i + 2 * n]:
+                continue
+            short = [any(_short(words[k]) for k in said) for said in (first, second)]
+            if short[0] != short[1]:
+                out.update(first if short[0] else second)
+                i += 2 * n - 1
+                break
+        i += 1
+    return out
+
+
+def _short(word: Word) -> bool:
+    return word.end - word.start < _UNHEARD
+
+
 def _whole_words(words: Sequence[Word], dropped: set[int]) -> list[Word]:
     """``words`` less ``dropped``, and less every other piece of a written word dropped."""
     drop = [i in dropped for i in range(len(words))]
@@ -125,13 +157,15 @@ def drop_runaway(words: Sequence[Word], duration: float, prompt: str | None = No
     Whisper on a short or noisy window can repeat a phrase until its token limit ("Fail better.
     Fail better. ..."), or place words after the audio ends. Dropped: words starting past the
     end of the window; text squeezed into no time, or copied from ``prompt`` (the text before
-    the window) and squeezed (:func:`_unheard`); one word more than four times in a row (kept
+    the window) and squeezed (:func:`_unheard`); the squeezed one of a phrase written twice
+    in a row (:func:`_squeezed_sayings`); one word more than four times in a row (kept
     four times); a phrase of 2-6 words more than twice, or of 7-16 words more than once, when
     the repeat is said in under half the time the phrase took before (speech that repeats
     a sentence takes as long each time: "He was not an ill-disposed young man. He was not an
     ill-disposed young man."); anything past a rate no speaker reaches.
     """
     kept = _whole_words(words, _unheard(words, prompt, duration))
+    kept = _whole_words(kept, _squeezed_sayings(kept))
     kept = [w for w in kept if w.start < duration - _PAST_END]
     norm = [normalize_word(w.text) for w in kept]
     out: list[Word] = []

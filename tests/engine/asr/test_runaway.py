@@ -159,3 +159,21 @@ def test_the_loop_check_finds_what_trying_every_length_in_full_finds(
     for norm in (phrase + after, said + phrase, said):
         for i in range(len(norm)):
             assert _loop_length(norm, i, out_norm) == _plain_loop_length(norm, i, out_norm)
+
+
+def test_the_squeezed_one_of_a_phrase_written_twice_in_a_row_is_dropped():
+    # Recorded (CT2_FORCE_CPU_ISA=AVX2, the dictation test's turn replayed on uneven steps):
+    # the decoder wrote the next phrase twice over the one saying it heard, one saying with a
+    # word in no time, and the segment's end committed "Fail again. Fail again. Fail better."
+    before = "try@4.58-5.06 again.@5.06-5.34 "
+    ahead = timed(before + "Fail@5.34-5.54 again.@5.54-5.54 Fail@5.96-6.84 again.@6.84-7.12")
+    assert "".join(w.text for w in drop_runaway(ahead, 8.0)) == " try again. Fail again."
+    behind = timed("Fail@7.64-8.22 better.@8.22-8.22 Fail@8.22-8.32 better.@8.32-8.60 x@9.0-9.3")
+    assert [w.text for w in drop_runaway(behind, 10.0)] == [" Fail", " better.", " x"]
+    # Said twice and heard twice (or both sayings squeezed alike): both stay.
+    assert kept("fail better fail better") == "fail better fail better"
+    both = timed("Fail@1.0-1.02 better.@1.02-1.3 Fail@1.3-1.31 better.@1.31-1.6 x@2.0-2.3")
+    assert len(drop_runaway(both, 3.0)) == 5
+    # One word said twice is a stutter, however it is aligned.
+    stutter = timed("I@1.0-1.01 I@1.01-1.3 think@1.3-1.6")
+    assert len(drop_runaway(stutter, 2.0)) == 3
