@@ -246,13 +246,7 @@ def _latencies(report: dict, stream: C.Stream, reference) -> dict:
 
     loud = np.flatnonzero(np.abs(stream.audio) > LOUD)
     t0 = report["first_loud"] - loud[0] / C.SAMPLE_RATE  # the stream's t=0 as captured
-    per_turn: dict[str, list[tuple[str, float]]] = {}
-    for t, item, committed in report["updates"]:
-        old, words = per_turn.get(item, []), []
-        for k, tok in enumerate(C.norm_tokens(committed)):
-            words.append(old[k] if k < len(old) and old[k][0] == tok else (tok, t))
-        per_turn[item] = words
-    emitted = [{"text": tok, "t": t} for item in per_turn for tok, t in per_turn[item]]
+    emitted = [{"text": tok, "t": t} for tok, t in C.first_shown(report["updates"])]
     ends = align_ends(emitted, reference)
     lat = [w["t"] - t0 - e for w, e in zip(emitted, ends, strict=True) if e is not None]
     text = " ".join(w["text"] for w in emitted)
@@ -263,7 +257,7 @@ def _latencies(report: dict, stream: C.Stream, reference) -> dict:
         "p90_s": percentile(lat, 90),
         "max_s": max(lat) if lat else None,
         "wer": C.wer(stream.reference, text),
-        "turns": len(per_turn),
+        "turns": len({item for _, item, _ in report["updates"]}),
         "capture_start_s": t0 - report["play"],  # paplay spawn to the stream's t=0 captured
     }
 

@@ -9,6 +9,7 @@ are imported inside ``wer``, which the parent calls).
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 import platform
@@ -104,6 +105,22 @@ def assemble_stream(name: str, layout: list) -> Stream:
 def norm_tokens(text: str) -> list[str]:
     """Lower case, punctuation stripped (apostrophes kept), hyphens split: the WER form."""
     return re.sub(r"[^\w' ]", " ", text.lower().replace("-", " ")).split()
+
+
+def first_shown(updates: Sequence[tuple[float, str, str]]) -> list[tuple[str, float]]:
+    """Each committed word of a window's caption updates ``(time, item, committed text)``,
+    in item order, with the time it first showed: a word a redraw keeps (the whole-turn
+    decode rewriting a line) keeps its time, matched by text in order, so one word inserted
+    before it does not restamp it; a word the redraw changes shows then."""
+    per_item: dict[str, list[tuple[str, float]]] = {}
+    for t, item, committed in updates:
+        toks, old = norm_tokens(committed), per_item.get(item, [])
+        words = [(tok, t) for tok in toks]
+        matcher = difflib.SequenceMatcher(None, [w for w, _ in old], toks, autojunk=False)
+        for a, b, size in matcher.get_matching_blocks():
+            words[b : b + size] = old[a : a + size]
+        per_item[item] = words
+    return [word for words in per_item.values() for word in words]
 
 
 @functools.cache

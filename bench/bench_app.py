@@ -203,16 +203,7 @@ def part_latency(args) -> dict:
         pump(app, desk.controller.stopped.is_set, 60)
         desk.dispose()  # delete the window on this thread now, as the app does when it quits
 
-        # First time each word (per turn, by position) showed as committed.
-        per_turn: dict[str, list[tuple[str, float]]] = {}
-        for t, item, committed in updates:
-            toks = C.norm_tokens(committed)
-            old = per_turn.get(item, [])
-            words = []
-            for k, tok in enumerate(toks):
-                words.append(old[k] if k < len(old) and old[k][0] == tok else (tok, t))
-            per_turn[item] = words
-        emitted = [{"text": tok, "t": t} for item in per_turn for tok, t in per_turn[item]]
+        emitted = [{"text": tok, "t": t} for tok, t in C.first_shown(updates)]
         ends = align_ends(emitted, reference)
         lat = [
             w["t"] - source.t0 - end / args.speed
@@ -228,7 +219,7 @@ def part_latency(args) -> dict:
             "min_s": min(lat) if lat else None,
             "max_s": max(lat) if lat else None,
             "wer": C.wer(stream.reference, text),
-            "turns": len(per_turn),
+            "turns": len({item for _, item, _ in updates}),
             "updates": len(updates),
         }
         log(f"latency run {run + 1}: {r}")

@@ -1,5 +1,6 @@
 """bench/_common.py's memory readings: a child's peak RSS is its own, not its parent's, and
-what a system adds is measured from the RSS its harness held once the data was loaded."""
+what a system adds is measured from the RSS its harness held once the data was loaded; and
+when a window's caption word first showed."""
 
 from __future__ import annotations
 
@@ -66,3 +67,24 @@ def test_the_peak_can_be_set_back_to_the_rss_now():
     assert C.reset_peak_rss()
     now = C.rss_mb()
     assert now is not None and C.peak_rss_mb() <= now + 5 < before
+
+
+def test_a_redrawn_line_keeps_the_times_its_words_first_showed():
+    updates = [
+        (1.0, "a", "He was not"),
+        (2.0, "b", "Fail"),
+        (3.0, "a", "He was not an ill-disposed"),
+        # The whole-turn decode: a word put in before the others, one word respelled.
+        (4.0, "a", "Oh, he was not an ill disposed man."),
+    ]
+    assert C.first_shown(updates) == [
+        ("oh", 4.0),
+        ("he", 1.0),
+        ("was", 1.0),
+        ("not", 1.0),
+        ("an", 3.0),
+        ("ill", 3.0),
+        ("disposed", 3.0),
+        ("man", 4.0),
+        ("fail", 2.0),
+    ]
