@@ -154,21 +154,16 @@ def test_uninstalled_it_sees_nothing_and_space_presses_the_button(installed, qtb
     key.install()  # the fixture uninstalls it again
 
 
-@pytest.fixture
-def no_key_state(qtbot):
-    """The window's way, where Space's state cannot be read (not X11): messages are kept."""
-    window = QWidget()
-    layout = QVBoxLayout(window)
-    talk = QPushButton("Talk")
-    layout.addWidget(talk)
-    calls: list[str] = []
+def _focused_filter(qtbot, window, talk, calls: list[str], key_state) -> TalkKeyFilter:
+    """A filter on ``window`` whose talk target is ``talk`` (focused, the window shown and
+    active), noting holds and lost-hold messages in ``calls``."""
     key = TalkKeyFilter(
         window,
         lambda w: w is talk,
         lambda: calls.append("down"),
         lambda: calls.append("up"),
         0.1,
-        key_state=lambda: None,
+        key_state=key_state,
         on_lost=lambda text: calls.append(text),
     )
     qtbot.addWidget(window)
@@ -178,6 +173,18 @@ def no_key_state(qtbot):
     key.install()
     talk.setFocus()
     qtbot.waitUntil(talk.hasFocus)
+    return key
+
+
+@pytest.fixture
+def no_key_state(qtbot):
+    """The window's way, where Space's state cannot be read (not X11): messages are kept."""
+    window = QWidget()
+    layout = QVBoxLayout(window)
+    talk = QPushButton("Talk")
+    layout.addWidget(talk)
+    calls: list[str] = []
+    key = _focused_filter(qtbot, window, talk, calls, lambda: None)
     yield window, talk, key, calls
     key.uninstall()
 
@@ -246,22 +253,7 @@ def x_keys(qtbot, tmp_path):
             readers.append(_CountedReads(display))
             return readers[-1]
 
-        key = TalkKeyFilter(
-            window,
-            lambda w: w is talk,
-            lambda: calls.append("down"),
-            lambda: calls.append("up"),
-            0.1,
-            key_state=open_reader,
-            on_lost=lambda text: calls.append(text),
-        )
-        qtbot.addWidget(window)
-        window.show()
-        window.activateWindow()
-        qtbot.waitActive(window)
-        key.install()
-        talk.setFocus()
-        qtbot.waitUntil(talk.hasFocus)
+        key = _focused_filter(qtbot, window, talk, calls, open_reader)
         yield display, window, talk, key, calls, readers
         key.uninstall()
         key.cancel()
