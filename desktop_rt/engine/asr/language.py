@@ -1,9 +1,11 @@
 """Which language each pass is given: :class:`LanguageTracker`.
 
 Call order: ``for_pass`` before each pass; after a pass given no language, ``learn`` what the
-backend detected; ``new_segment`` when a segment ends; ``set`` when the user picks one. A set
-language is always given; with none set, the stream's detected language is given except on the
-first long-enough pass of each segment, which detects again (confirms or changes it).
+backend detected; ``new_segment`` when a segment ends; ``set`` when the user picks one;
+``for_turn`` for a turn decoded whole. A set language is always given; with none set, the
+stream's detected language is given except on the first long-enough pass of each segment, which
+detects again: a sure detection confirms or changes it, an unsure one keeps it. A turn decoded
+whole gets the stream's language (its own passes have checked it), not a detection of its own.
 """
 
 from __future__ import annotations
@@ -42,8 +44,19 @@ class LanguageTracker:
             return self._detected
         return None
 
+    def for_turn(self) -> str | None:
+        """The language to give a turn decoded whole: the set one, else the stream's detected
+        one; ``None`` (detect) only while the stream has none."""
+        return self._language or self._detected
+
     def learn(self, found: DetectedLanguage | None, window_seconds: float) -> None:
         """Keep what a pass given no language detected, when it is sure and the window long
-        enough; else the next pass detects again."""
-        if found and found[1] >= _SURE and window_seconds >= self._min_seconds:
+        enough. An unsure answer on a long window keeps the stream's language for the rest of
+        the segment; with none yet, the next pass
+        detects again."""
+        if window_seconds < self._min_seconds:
+            return
+        if found and found[1] >= _SURE:
             self._detected, self._segment_checked = found[0], True
+        elif self._detected is not None:
+            self._segment_checked = True

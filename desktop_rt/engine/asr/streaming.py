@@ -168,7 +168,7 @@ class StreamingTranscriber:
         if turn is None:
             return None
         self.turn_decodes += 1
-        language = self._language.for_pass(turn.seconds)
+        language = self._language.for_turn()
         threshold = self.config.vad_threshold
         words = decode_turn(
             self.backend, turn, prompt=self._user_prompt, language=language, threshold=threshold

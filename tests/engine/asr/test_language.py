@@ -1,4 +1,5 @@
-"""LanguageTracker: a set language always; else detect, keep, and confirm once per segment."""
+"""LanguageTracker: a set language always; else detect, keep, and confirm once per segment;
+a turn decoded whole gets the stream's language."""
 
 from __future__ import annotations
 
@@ -24,8 +25,30 @@ def test_a_sure_detection_on_a_long_window_is_kept_and_confirmed_per_segment():
     tracker.new_segment()
     assert tracker.for_pass(0.9) == "de"  # a segment's onset uses the stream's language
     assert tracker.for_pass(2.0) is None  # its first long window detects again
-    tracker.learn(None, 2.0)
-    assert tracker.for_pass(2.6) is None  # no answer: detect again
+    tracker.learn(("de", 0.95), 2.0)
+    assert tracker.for_pass(2.6) == "de"  # confirmed for the rest of the segment
+
+
+def test_an_unsure_check_keeps_the_streams_language():
+    tracker = LanguageTracker(None, min_seconds=2.0)
+    tracker.learn(("en", 0.9), 2.4)
+    tracker.new_segment()
+    assert tracker.for_pass(2.0) is None
+    tracker.learn(("zh", 0.4), 2.0)  # a noisy prompt, half heard as another language
+    assert tracker.for_pass(2.6) == "en" and tracker.for_pass(8.0) == "en"
+    tracker.new_segment()
+    tracker.learn(("de", 0.9), 2.0)  # a sure one changes it
+    assert tracker.for_pass(2.6) == "de"
+
+
+def test_a_turn_decoded_whole_gets_the_streams_language():
+    tracker = LanguageTracker(None, min_seconds=2.0)
+    assert tracker.for_turn() is None  # nothing detected yet: the decode detects
+    tracker.learn(("en", 0.9), 2.4)
+    tracker.new_segment()  # a turn ends with its segment: no check of its own
+    assert tracker.for_turn() == "en"
+    tracker.set("fr")
+    assert tracker.for_turn() == "fr"
 
 
 def test_setting_a_language_forgets_the_detected_one():

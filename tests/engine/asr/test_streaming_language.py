@@ -12,7 +12,7 @@ from tests.support.streaming_feed import feed_silence
 class _DetectingBackend:
     """Detects German whenever it is given no language; notes what each pass was given."""
 
-    traits = BackendTraits()
+    traits = BackendTraits(window_seconds=30.0)
 
     def __init__(self, probability: float = 0.9):
         self.probability = probability
@@ -61,3 +61,13 @@ def test_an_unsure_detection_is_not_kept():
     tr = StreamingTranscriber(backend, StreamingConfig(vad=False))
     feed_silence(tr, 3.0)
     assert {language for _, language in backend.given} == {None}
+
+
+def test_a_turn_decoded_whole_is_given_the_streams_language():
+    backend = _DetectingBackend()
+    tr = StreamingTranscriber(backend, StreamingConfig(vad=False))
+    feed_silence(tr, 3.0)
+    tr.finish()
+    backend.given.clear()
+    assert tr.decode_turn() is not None
+    assert [language for _, language in backend.given] == ["de"]
