@@ -5,8 +5,11 @@
 - ``clips/clean/NAME.wav``: 16 kHz mono PCM16, silence trimmed to 50 ms at each end;
 - ``clips/snr{20,10,5}/NAME.wav``: the same clip plus pink noise, SNR over the whole clip;
 - ``stream/clean.wav``: about 10 minutes of the clips in a seeded order, separated by digital
-  silence of 0.3-5 s (seeded, uniform); ``stream/snr{20,10,5}.wav``: the same plus steady pink
-  noise, SNR = mean power of the utterances over the noise's; ``stream/reference.txt``;
+  silence of 0.3-5 s (seeded, uniform); ``stream/snr{20,10,5}.wav``: the same plus pink noise
+  whose level is set under each utterance so that the utterance is at that SNR (its power over
+  the noise's under it), moving linearly from one utterance's level to the next's across each
+  pause: the clips come from recordings some 16 dB apart, and one level for the whole stream
+  put the quiet one at -9 dB in the "10 dB" stream; ``stream/reference.txt``;
 - ``manifest.json``: clips (source, reference, seconds, the gain of each noisy copy) and the stream's
   utterance spans and pauses.
 
@@ -34,7 +37,7 @@ STREAM_SECONDS = 600.0
 LEAD_IN, TAIL = 0.5, 1.0
 TRIM_MARGIN = 0.05
 MANIFEST = "manifest.json"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2  # 2: the noisy streams' level follows each utterance
 CLIP_GAP = 0.4  # between clips of a ``clips-*`` data set, as in bench's ``librivox`` stream
 
 
@@ -116,6 +119,27 @@ def mix_at_snr(
     p_speech = power(speech) if speech_power is None else speech_power
     scaled = noise[: len(speech)] * np.sqrt(p_speech / power(noise) / 10 ** (snr_db / 10))
     mixed = speech + scaled
+    gain = min(1.0, 0.98 / float(np.max(np.abs(mixed))))
+    return (mixed * gain).astype(np.float32), gain
+
+
+def mix_stream_at_snr(
+    audio: np.ndarray,
+    noise: np.ndarray,
+    spans: list[tuple[str, float, float]],
+    snr_db: float,
+) -> tuple[np.ndarray, float]:
+    """``audio`` plus ``noise`` whose level puts each span (an utterance) at ``snr_db`` over the
+    noise under it, the level moving linearly across the pauses between spans (held before the
+    first and after the last), and the gain the sum was scaled by so that it never clips."""
+    points, levels = [], []
+    for _, start, end in spans:
+        a, b = int(start * SAMPLE_RATE), int(end * SAMPLE_RATE)
+        level = np.sqrt(power(audio[a:b]) / power(noise[a:b]) / 10 ** (snr_db / 10))
+        points += [a, b - 1]
+        levels += [level, level]
+    envelope = np.interp(np.arange(len(audio)), points, levels).astype(np.float32)
+    mixed = audio + noise[: len(audio)] * envelope
     gain = min(1.0, 0.98 / float(np.max(np.abs(mixed))))
     return (mixed * gain).astype(np.float32), gain
 

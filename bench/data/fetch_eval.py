@@ -214,13 +214,10 @@ def build_stream(clips: dict, cache: Path) -> dict:
     parts = {name: E.read_wav(cache / "clips" / "clean" / f"{name}.wav") for name in clips}
     audio, spans = E.assemble(layout, parts)
     E.write_wav(cache / "stream" / "clean.wav", audio)
-    speech = np.concatenate(
-        [audio[int(s * E.SAMPLE_RATE) : int(e * E.SAMPLE_RATE)] for _, s, e in spans]
-    )
     noise = E.pink_noise(len(audio), E.noise_seed("stream"))
     gains = {}
     for snr in E.SNRS:
-        noisy, gains[str(snr)] = E.mix_at_snr(audio, noise, snr, speech_power=E.power(speech))
+        noisy, gains[str(snr)] = E.mix_stream_at_snr(audio, noise, spans, snr)
         E.write_wav(cache / "stream" / f"snr{snr}.wav", noisy)
     reference = " ".join(clips[name]["reference"] for name, _, _ in spans)
     (cache / "stream" / "reference.txt").write_text(reference + "\n", encoding="utf-8")
@@ -256,11 +253,14 @@ def build(cache: Path, specs: list[E.ClipSpec]) -> dict:
 
 
 def built(cache: Path) -> bool:
-    """Whether ``cache`` holds a whole set (its manifest is written last) of the listed clips."""
+    """Whether ``cache`` holds a whole set (its manifest is written last) of the listed clips,
+    built as this version builds it."""
     try:
         manifest = E.read_manifest(cache)
     except (FileNotFoundError, ValueError):
         return False
+    if manifest.get("version") != E.MANIFEST_VERSION:
+        return False  # built the old way: build it again
     return set(manifest.get("clips", {})) == {spec.name for spec in read_clip_list()}
 
 

@@ -54,13 +54,26 @@ def test_noise_is_mixed_at_the_asked_snr_even_where_it_would_clip(snr):
     assert E.measured_snr(speech, noisy, gain=gain) == pytest.approx(snr, abs=1e-3)
 
 
-def test_stream_snr_is_measured_over_the_utterances_only():
-    speech = tone_bursts(2.0, 3)
-    audio, spans = E.assemble([1.0, "a", 2.0, "b", 1.0], {"a": speech, "b": speech})
-    speech_power = E.power(np.concatenate([speech, speech]))
-    noisy, gain = E.mix_at_snr(audio, E.pink_noise(len(audio), 5), 10, speech_power)
-    assert E.measured_snr(audio, noisy, spans, gain) == pytest.approx(10, abs=1e-3)
-    assert E.measured_snr(audio, noisy, gain=gain) < 10 - 2  # the pauses lower the whole SNR
+def span_snrs(clean, noisy, spans, gain):
+    """Each span's SNR: its speech's power over the noise's under it."""
+    cuts = [slice(int(start * RATE), int(end * RATE)) for _, start, end in spans]
+    return [E.measured_snr(clean[cut], noisy[cut], gain=gain) for cut in cuts]
+
+
+def test_each_utterance_of_the_stream_is_at_the_snr_however_loud_its_recording():
+    loud = tone_bursts(2.0, 3)
+    quiet = loud * 10 ** (-16 / 20)  # two recordings 16 dB apart, as the set's sources are
+    layout = [1.0, "a", 2.0, "b", 1.5, "c", 1.0]
+    audio, spans = E.assemble(layout, {"a": loud, "b": quiet, "c": loud})
+    noise = E.pink_noise(len(audio), 5)
+    noisy, gain = E.mix_stream_at_snr(audio, noise, spans, 10)
+    assert span_snrs(audio, noisy, spans, gain) == pytest.approx([10, 10, 10], abs=1e-3)
+    level = np.abs(noisy / gain - audio)
+    pause = level[int(spans[0][2] * RATE) + 100 : int(spans[1][1] * RATE) - 100]
+    assert pause[: RATE // 4].mean() > 3 * pause[-RATE // 4 :].mean()  # eases to the quiet one
+    # one level for the whole stream (its utterances' mean power) leaves the quiet one far under
+    flat, flat_gain = E.mix_at_snr(audio, noise, 10, E.power(np.concatenate([loud, quiet, loud])))
+    assert span_snrs(audio, flat, spans, flat_gain)[1] < 0
 
 
 def test_stream_plan_is_seeded_about_ten_minutes_with_pauses_in_range():
@@ -190,7 +203,8 @@ def test_the_built_stream_is_ten_minutes_with_pauses_of_silence_and_its_referenc
     for snr in E.SNRS:
         noisy = E.read_wav(cache / "stream" / f"snr{snr}.wav")
         gain = stream["gain"][str(snr)]
-        assert E.measured_snr(audio, noisy, spans, gain) == pytest.approx(snr, abs=0.05)
+        # every utterance, the quiet recording's too
+        assert span_snrs(audio, noisy, spans, gain) == pytest.approx([snr] * len(spans), abs=0.05)
     reference = (cache / "stream" / "reference.txt").read_text().strip()
     assert reference == " ".join(manifest["clips"][u["name"]]["reference"] for u in utts)
     head = E.load("stream-snr10@60", cache)
