@@ -25,7 +25,7 @@ import numpy as np
 from desktop_rt.core_types import SAMPLE_RATE, Word
 from desktop_rt.engine.asr.backend import AsrBackend
 from desktop_rt.engine.asr.file_windows import SpeechWindow, WindowOptions, WindowPlanner
-from desktop_rt.engine.asr.runaway import drop_runaway
+from desktop_rt.engine.asr.runaway import drop_echoed_endings, drop_runaway
 from desktop_rt.engine.audio.vad import SpeechProbability
 
 __all__ = ["FileOptions", "FileProgress", "FileResult", "FileTranscriber", "ProgressFn"]
@@ -176,7 +176,9 @@ class _Run:
 
         A backend may stop before the window's end (Whisper does when it takes the last
         sentence for unfinished); the speech after its last word is then transcribed again
-        on its own, as faster-whisper seeks to the last word, a few times at most."""
+        on its own, as faster-whisper seeks to the last word, a few times at most. Where the
+        last word's times end early, that rest can hear its ending as a word of its own
+        ("mailbox." then "Box."): dropped (:func:`drop_echoed_endings`)."""
         words: list[Word] = []
         part = window
         for _ in range(_MAX_PASSES):
@@ -191,6 +193,7 @@ class _Run:
             ):
                 break
             part = rest
+        words = drop_echoed_endings(words)
         self.words.extend(words)
         self.windows += 1
         self.report(window.end, tuple(words))

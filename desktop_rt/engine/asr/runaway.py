@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from desktop_rt.core_types import Word
 from desktop_rt.engine.asr.spelling import normalize_word
 
-__all__ = ["MAX_WORDS_PER_SECOND", "drop_runaway", "drop_after"]
+__all__ = ["MAX_WORDS_PER_SECOND", "drop_after", "drop_echoed_endings", "drop_runaway"]
 
 MAX_WORDS_PER_SECOND = 7.0
 """Fast speech is 4-5 words a second; more is a decoder loop."""
@@ -23,6 +23,7 @@ _PAST_END = 0.02  # a word starting this close to the window's end lies after it
 _AFTER_SPEECH = 0.1  # a word with its middle this long after the speech ended is not in it
 _UNHEARD = 0.03  # a word shorter than this has no audio under it (one 20 ms step, or none)
 _AT_END = 0.05  # a word ending this close to the window's end ran out of audio there
+_ECHO_GAP = 0.1  # a word's ending written again starts this close after the word
 
 
 def _repeat_limit(n: int) -> int:
@@ -125,6 +126,36 @@ def _squeezed_sayings(words: Sequence[Word]) -> set[int]:
     return out
 
 
+def _echoed_endings(words: Sequence[Word]) -> set[int]:
+    """Indices of a word's ending written again as a sentence of its own.
+
+    Whisper at the end of a turn can write a word's last syllables once more after it, as if a
+    new sentence began ("a mailbox.@4.15-4.47 Box.@4.47-4.71": "box" said once). Dropped: a
+    word that is the end (three letters or more, not all) of the word just before it, when that
+    word ends a sentence and this one starts within ``_ECHO_GAP`` of it. A speaker who says a
+    word's ending again ("a mailbox, box") does not end the sentence between them.
+    """
+    out: set[int] = set()
+    for i in range(1, len(words)):
+        before, word = words[i - 1], words[i]
+        head, key = normalize_word(before.text), normalize_word(word.text)
+        if (
+            len(key) >= 3
+            and len(head) > len(key)
+            and head.endswith(key)
+            and before.text.rstrip()[-1:] in ".?!"
+            and word.start - before.end <= _ECHO_GAP
+        ):
+            out.add(i)
+    return out
+
+
+def drop_echoed_endings(words: Sequence[Word]) -> list[Word]:
+    """``words`` less each word's ending written again as a sentence (:func:`_echoed_endings`):
+    for words decoded in pieces, as a file's window and the rest of it heard again are."""
+    return _whole_words(words, _echoed_endings(words))
+
+
 def _short(word: Word) -> bool:
     return word.end - word.start < _UNHEARD
 
@@ -158,7 +189,8 @@ def drop_runaway(words: Sequence[Word], duration: float, prompt: str | None = No
     Fail better. ..."), or place words after the audio ends. Dropped: words starting past the
     end of the window; text squeezed into no time, or copied from ``prompt`` (the text before
     the window) and squeezed (:func:`_unheard`); the squeezed one of a phrase written twice
-    in a row (:func:`_squeezed_sayings`); one word more than four times in a row (kept
+    in a row (:func:`_squeezed_sayings`); a word's ending written again as a sentence
+    (:func:`_echoed_endings`); one word more than four times in a row (kept
     four times); a phrase of 2-6 words more than twice, or of 7-16 words more than once, when
     the repeat is said in under half the time the phrase took before (speech that repeats
     a sentence takes as long each time: "He was not an ill-disposed young man. He was not an
@@ -166,6 +198,7 @@ def drop_runaway(words: Sequence[Word], duration: float, prompt: str | None = No
     """
     kept = _whole_words(words, _unheard(words, prompt, duration))
     kept = _whole_words(kept, _squeezed_sayings(kept))
+    kept = drop_echoed_endings(kept)
     kept = [w for w in kept if w.start < duration - _PAST_END]
     norm = [normalize_word(w.text) for w in kept]
     out: list[Word] = []

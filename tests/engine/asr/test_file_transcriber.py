@@ -119,6 +119,23 @@ def test_speech_after_the_last_word_is_heard_again():
     assert [round(w.start, 1) for w in result.words] == [round(s, 1) for s in starts]
 
 
+def test_a_words_ending_heard_again_in_the_rest_is_not_written_twice():
+    class EndsEarly(BurstBackend):
+        """Writes the last burst "mailbox." ending 0.3 s into it; the rest hears "Box."."""
+
+        def transcribe(self, audio, **kwargs):
+            heard = super().transcribe(audio, **kwargs)
+            if len(self.calls) > 1:
+                return [Word(" Box.", 0.0, 0.3)]
+            return [*heard[:-1], Word(" mailbox.", heard[-1].start, heard[-1].start + 0.3)]
+
+    audio, starts = bursts([("burst", 1.5), ("pause", 0.3)] * 3)
+    backend = EndsEarly()
+    result = FileTranscriber(backend, scorer=Loudness).transcribe(in_chunks(audio))
+    assert len(backend.calls) == 2  # the rest was heard again
+    assert [w.text for w in result.words] == [" w0", " w1", " mailbox."]
+
+
 def test_words_without_real_times_are_not_heard_twice():
     class Untimed(BurstBackend):
         def transcribe(self, audio, **kwargs):

@@ -177,3 +177,14 @@ def test_the_squeezed_one_of_a_phrase_written_twice_in_a_row_is_dropped():
     # One word said twice is a stutter, however it is aligned.
     stutter = timed("I@1.0-1.01 I@1.01-1.3 think@1.3-1.6")
     assert len(drop_runaway(stutter, 2.0)) == 3
+
+
+def test_a_words_ending_written_again_as_a_sentence_is_dropped():
+    # Recorded (whole-turn decode of the 10-minute stream's "ast-vm-nobox" prompt, native):
+    echoed = timed("have@3.65-4.01 a@4.01-4.15 mailbox.@4.15-4.47 Box.@4.47-4.71")
+    assert "".join(w.text for w in drop_runaway(echoed, 6.0)) == " have a mailbox."
+    # Said again within the sentence, said after a pause, a word of its own: all stay.
+    assert len(drop_runaway(timed("a@1.0-1.1 mailbox,@1.1-1.6 box@1.6-1.9"), 3.0)) == 3
+    assert len(drop_runaway(timed("mailbox.@1.0-1.5 Box.@2.0-2.3"), 3.0)) == 2
+    assert len(drop_runaway(timed("Ox.@1.0-1.2 Ox.@1.2-1.4 it@1.4-1.6"), 3.0)) == 3
+    assert len(drop_runaway(timed("go.@1.0-1.2 Go.@1.2-1.4"), 3.0)) == 2
