@@ -4,8 +4,9 @@ Call order: ``for_pass`` before each pass; after a pass given no language, ``lea
 backend detected; ``new_segment`` when a segment ends; ``set`` when the user picks one;
 ``for_turn`` for a turn decoded whole. A set language is always given; with none set, the
 stream's detected language is given except on the first long-enough pass of each segment, which
-detects again: a sure detection confirms or changes it, an unsure one keeps it. A turn decoded
-whole gets the stream's language (its own passes have checked it), not a detection of its own.
+detects again. That check keeps the stream's language unless two segments in a row are surely
+another: a short noisy prompt reads as Chinese at 0.6 now and then. A turn decoded whole gets
+the stream's language (its own passes have checked it), not a detection of its own.
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ class LanguageTracker:
         self._min_seconds = min_seconds
         self._language = language
         self._detected: str | None = None
+        self._other: str | None = None  # another language the last segment's check was sure of
         self._segment_checked = False
 
     def set(self, language: str | None) -> None:
         """Use ``language`` from now on (empty or ``None``: detect); forget any detection."""
         self._language = language or None
-        self._detected = None
+        self._detected = self._other = None
         self._segment_checked = False
 
     def new_segment(self) -> None:
@@ -50,13 +52,20 @@ class LanguageTracker:
         return self._language or self._detected
 
     def learn(self, found: DetectedLanguage | None, window_seconds: float) -> None:
-        """Keep what a pass given no language detected, when it is sure and the window long
-        enough. An unsure answer on a long window keeps the stream's language for the rest of
-        the segment; with none yet, the next pass
-        detects again."""
+        """Take what a pass given no language detected on a long-enough window: with no
+        stream language yet, a sure detection becomes it (else the next pass detects again);
+        with one, this segment's check is done, and the language changes only when this check
+        and the last segment's were sure of the same other one."""
         if window_seconds < self._min_seconds:
             return
-        if found and found[1] >= _SURE:
-            self._detected, self._segment_checked = found[0], True
-        elif self._detected is not None:
-            self._segment_checked = True
+        sure = found[0] if found and found[1] >= _SURE else None
+        if self._detected is None:
+            self._detected, self._segment_checked = sure, sure is not None
+            return
+        self._segment_checked = True
+        if sure is None or sure == self._detected:
+            self._other = None
+        elif sure == self._other:
+            self._detected, self._other = sure, None
+        else:
+            self._other = sure

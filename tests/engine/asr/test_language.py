@@ -29,7 +29,7 @@ def test_a_sure_detection_on_a_long_window_is_kept_and_confirmed_per_segment():
     assert tracker.for_pass(2.6) == "de"  # confirmed for the rest of the segment
 
 
-def test_an_unsure_check_keeps_the_streams_language():
+def test_an_unsure_check_or_one_sure_of_another_once_keeps_the_streams_language():
     tracker = LanguageTracker(None, min_seconds=2.0)
     tracker.learn(("en", 0.9), 2.4)
     tracker.new_segment()
@@ -37,8 +37,16 @@ def test_an_unsure_check_keeps_the_streams_language():
     tracker.learn(("zh", 0.4), 2.0)  # a noisy prompt, half heard as another language
     assert tracker.for_pass(2.6) == "en" and tracker.for_pass(8.0) == "en"
     tracker.new_segment()
-    tracker.learn(("de", 0.9), 2.0)  # a sure one changes it
-    assert tracker.for_pass(2.6) == "de"
+    tracker.learn(("zh", 0.65), 2.0)  # sure of another, once: kept
+    assert tracker.for_pass(2.6) == "en" and tracker.for_turn() == "en"
+    tracker.new_segment()
+    tracker.learn(("en", 0.9), 2.0)
+    tracker.new_segment()
+    tracker.learn(("de", 0.9), 2.0)  # not the same other one twice in a row: kept
+    assert tracker.for_turn() == "en"
+    tracker.new_segment()
+    tracker.learn(("de", 0.9), 2.0)  # the same other one two segments in a row: changed
+    assert tracker.for_pass(2.6) == "de" and tracker.for_turn() == "de"
 
 
 def test_a_turn_decoded_whole_gets_the_streams_language():
