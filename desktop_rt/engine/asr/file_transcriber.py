@@ -200,16 +200,13 @@ class _Run:
 
     def _pass(self, window: SpeechWindow) -> tuple[list[Word], float]:
         """One backend call: the words in file time, and the window time they cover."""
+        prompt = self._prompt()
         heard = (
-            self.backend.transcribe(
-                window.audio, prompt=self._prompt(), language=self.language, whole=True
-            )
+            self.backend.transcribe(window.audio, prompt=prompt, language=self.language, whole=True)
             if self.whole
-            else self.backend.transcribe(
-                window.audio, prompt=self._prompt(), language=self.language
-            )
+            else self.backend.transcribe(window.audio, prompt=prompt, language=self.language)
         )
-        kept = drop_runaway(heard, window.seconds)
+        kept = drop_runaway(heard, window.seconds, prompt)
         if self.language is None and kept and self.backend.detected_language is not None:
             self.language = self.backend.detected_language[0]
         if len(kept) < len(heard):
