@@ -169,7 +169,7 @@ class ModelRouter:
             raise ModelWaitTimeoutError(self._wait_message(slot)) from None
         finally:
             slot.waiting -= 1
-            self._publish(wake=False)
+            self._publish()  # a model nobody waits for any more may be swapped out
 
     async def _lease(self, slot: RouterSlot) -> Lease:
         """Every await here is on a router task or an event: leaving it changes no state."""
@@ -195,7 +195,8 @@ class ModelRouter:
 
     def _make_room(self, slot: RouterSlot) -> bool:
         """Begin loading ``slot`` (after swapping out the least recently used idle model if
-        every place is taken); False when every loaded model is pinned."""
+        every place is taken); False when every loaded model is pinned. A model that sessions
+        wait for is not idle: swapping it out before they take their lease would thrash."""
         if not self._holds_memory(slot.entry) or (
             self._loaded_count() < self.config.max_loaded_models
         ):
@@ -204,7 +205,10 @@ class ModelRouter:
         idle = [
             s
             for s in self._slots.values()
-            if s.state is ModelState.READY and not s.leases and self._holds_memory(s.entry)
+            if s.state is ModelState.READY
+            and not s.leases
+            and not s.waiting
+            and self._holds_memory(s.entry)
         ]
         if not idle:
             return False

@@ -41,17 +41,32 @@ class StuckError(AssertionError):
     """Nothing is scheduled and nothing can wake the loop: some wait has no bound."""
 
 
+class LivelockError(AssertionError):
+    """Tasks keep waking each other, so the clock (and every timeout) never moves."""
+
+
+BUSY_TURNS = 100_000
+"""Loop turns without a timer's wait; a scenario's busiest instant takes a few hundred."""
+
+
 class _VirtualSelector:
     """A selector that never sleeps: with nothing ready it moves the clock to the next timer."""
 
     def __init__(self, clock: _Clock) -> None:
         self._selector = selectors.DefaultSelector()
         self._clock = clock
+        self._busy_turns = 0
 
     def select(self, timeout: float | None = None) -> list:
         events = self._selector.select(0)
         if events or timeout == 0:
+            self._busy_turns += 1
+            if self._busy_turns > BUSY_TURNS:
+                raise LivelockError(
+                    f"{BUSY_TURNS} loop turns without the clock moving: tasks wake each other"
+                )
             return events
+        self._busy_turns = 0
         if timeout is None:
             raise StuckError("every task waits and no timer is set: a wait without a bound")
         self._clock.now += timeout
@@ -285,3 +300,26 @@ def test_the_virtual_loop_moves_its_clock_to_the_next_timer():
 
     with asyncio.Runner(loop_factory=VirtualClockLoop) as runner:
         assert runner.run(nap()) == pytest.approx(3600)
+
+
+def test_a_model_loaded_for_waiting_sessions_is_not_swapped_out_before_they_take_it():
+    """Hypothesis's counterexample: one place, loads and stops that take no time, sessions for
+    both models at once. Each load's waiters were overtaken by the other model's, which swapped
+    it out again before they ran, forever; the clock never moved."""
+    instant = Behaviour(load_s=0.0, fails=False, stop_s=0.0)
+    entries = tuple(ModelEntry(m, "whisper", model_path=f"/models/{m}") for m in MODELS[:2])
+    config = ModelsConfig(entries, max_loaded_models=1, wait_timeout=2.0, load_timeout=LOAD_TIMEOUT)
+    steps = [
+        *[("advance", 0.0)] * 2,
+        ("connect", "m0", None, 0.0),
+        *[("advance", 0.0)] * 7,
+        ("connect", "m1", None, 0.0),
+        ("connect", "m0", None, 0.0),
+        ("connect", "m0", None, 0.0),
+        *[("advance", 0.0)] * 4,
+        ("advance", 1.0),
+        ("advance", 30.0),
+        ("unload", "m0"),
+    ]
+    with asyncio.Runner(loop_factory=VirtualClockLoop) as runner:
+        runner.run(scenario(config, {"m0": instant, "m1": instant}, steps))
