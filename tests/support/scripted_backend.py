@@ -97,6 +97,8 @@ class PassStyle:
     prompt_copy: int = 0  # writes the last n prompt words, squeezed, before what it heard
     write_ahead: int = 0  # continues with the next n words after its audio, squeezed at the end
     stop_early: int = 0  # leaves out its last n words (decoding ended early)
+    skip_at: int | None = None  # leaves out ``skip`` words from this one, the next word
+    skip: int = 0  # stretched back over them (a decoder jumping a stretch of speech)
     guessed_tail: int = 0  # its last n words come out as other words
     misheard: tuple[int, ...] = ()  # these words come out as other words
     merge_at: int | None = None  # this word and the next (said together) are written as one
@@ -129,6 +131,7 @@ class ScriptedBackend:
     name: str = "scripted"
     heard: set[int] = field(default_factory=set)
     calls: list[tuple[float, float, str | None]] = field(default_factory=list)
+    written: dict[int, str] = field(default_factory=dict)  # the last pass's text per truth word
 
     def transcribe(
         self,
@@ -146,6 +149,7 @@ class ScriptedBackend:
         out = self._words(style, start, end, prompt)
         for o in out:
             self.heard.update(o.ids)
+        self.written = {o.ids[0]: o.word.text for o in out if len(o.ids) == 1}
         words = _timed(style, out, start, end)
         return [w.shifted(-start) for w in words]
 
@@ -161,15 +165,56 @@ class ScriptedBackend:
         if style.prompt_only:
             return [_Out(w, ()) for w in copied]
         heard = heard[: max(0, len(heard) - style.stop_early)]
-        out = [o for w in heard for o in _distorted(w, heard, style)]
+        whole = [o for w in heard for o in _distorted(w, heard, style)]
+        skipping, stretched = _skipped(heard, style)
+        out = [o for w in skipping for o in _distorted(w, skipping, style)]
+        if stretched is None or not self._wrote_before(whole, out, stretched[0]):
+            out = whole  # only a skip of words the pass before wrote, up to a word it wrote alike
+        else:
+            out = _stretched(out, stretched)
         out = _with_probabilities(style, heard, out)
         ahead = [p for w in self.truth.after(end)[: style.write_ahead] for p in w.pieces()]
         last = max((o.word.end for o in out), default=start)
         tail = _squeezed([w.text for w in ahead], min(max(end - 0.06, last), end - 0.03))
         return [_Out(w, ()) for w in copied] + out + [_Out(w, ()) for w in tail]
 
+    def _wrote_before(self, whole: list[_Out], out: list[_Out], anchor: int) -> bool:
+        """Whether the pass before wrote every word this one skips, and the word after them
+        as this one writes it (the skip that :mod:`.skipped` puts back)."""
+        kept = {i for o in out for i in o.ids}
+        skipped = {i for o in whole for i in o.ids} - kept
+        same = [o.word.text for o in out if o.ids == (anchor,)][:1] == [self.written.get(anchor)]
+        return same and skipped <= set(self.written)
+
     def close(self) -> None:
         pass
+
+
+def _skipped(
+    heard: list[TruthWord], style: PassStyle
+) -> tuple[list[TruthWord], tuple[int, float] | None]:
+    """``heard`` less the words the pass skips, and (index, start) of the word after them,
+    which the pass starts where the first skipped word did; only a skip with a word after it."""
+    at = style.skip_at
+    if at is None or not style.skip or at + style.skip >= len(heard):
+        return heard, None
+    nxt = heard[at + style.skip]
+    return heard[:at] + heard[at + style.skip :], (nxt.index, heard[at].start)
+
+
+def _stretched(out: list[_Out], stretched: tuple[int, float] | None) -> list[_Out]:
+    """``out`` with the first word written for truth word ``stretched[0]`` starting at
+    ``stretched[1]``."""
+    if stretched is None:
+        return out
+    index, start = stretched
+    for k, o in enumerate(out):
+        if o.ids[:1] == (index,):
+            w = o.word
+            out = list(out)
+            out[k] = _Out(Word(w.text, min(start, w.start), w.end, w.probability), o.ids)
+            break
+    return out
 
 
 def _distorted(w: TruthWord, heard: list[TruthWord], style: PassStyle) -> list[_Out]:

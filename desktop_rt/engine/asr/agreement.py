@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from desktop_rt.core_types import Word
 from desktop_rt.engine.asr.heard_again import heard_again, written_past
+from desktop_rt.engine.asr.skipped import restore_skipped
 from desktop_rt.engine.asr.spelling import normalize_word
 from desktop_rt.engine.asr.window import after
 
@@ -189,19 +190,21 @@ class HypothesisBuffer:
     def commit(self, hypothesis: Sequence[Word]) -> list[Word]:
         """Commit a segment's final pass without agreement; nothing stays pending.
 
-        What the pending hypotheses heard after its last word is committed too: a final pass
-        that stopped early, or heard nothing, loses nothing the passes before it heard.
+        What the pending hypotheses heard after its last word is committed too, and what they
+        heard in a stretch it skipped (:mod:`.skipped`): a final pass that stopped early, jumped
+        some speech, or heard nothing, loses nothing the passes before it heard.
         """
-        words = self.fresh(hypothesis)
+        words = self._with_skipped(self.fresh(hypothesis))
         self._record(words)
         return words + self._commit_pending()
 
     def commit_tentative(self) -> list[Word]:
         """Commit the tentative tail (the last pass heard all there was); nothing stays pending.
 
-        As with :meth:`commit`, what older pending hypotheses heard after it is committed too.
+        As with :meth:`commit`, what older pending hypotheses heard after it, or in a stretch
+        it skipped, is committed too.
         """
-        words = list(self._tentative)
+        words = self._with_skipped(list(self._tentative))
         self._record(words)
         return words + self._commit_pending()
 
@@ -312,6 +315,12 @@ class HypothesisBuffer:
         return words
 
     # -- internals ----------------------------------------------------------------------------
+    def _with_skipped(self, words: list[Word]) -> list[Word]:
+        """``words`` (after the commit point) with what recent hypotheses heard in a stretch
+        that they skipped."""
+        earlier = [self._after_commit(h) for h in reversed(self._heard)]
+        return restore_skipped(words, [h for h in earlier if h])
+
     def _remember(self, words: list[Word]) -> None:
         if words:
             self._heard = [*self._heard[1 - _HEARD_KEPT :], words]
