@@ -209,12 +209,12 @@ class HypothesisBuffer:
         return words + self._commit_pending()
 
     def commit_settled(self, horizon: float) -> list[Word]:
-        """Commit the newest hypothesis's whole words that end by ``horizon``, agreed or not,
-        and after them what older recent hypotheses heard that ends by ``horizon`` and before
-        the newest one's next word."""
+        """Commit the newest hypothesis's whole words that end by ``horizon``, agreed or not
+        (with what older hypotheses heard in a stretch they skipped), and after them what older
+        recent hypotheses heard that ends by ``horizon`` and before the newest one's next word."""
         latest = self._history[-1].words if self._history else []
         settled = _ending_by(latest, horizon)
-        forced = latest[:settled]
+        forced = self._with_skipped(latest[:settled])
         self._record(forced)
         # Older hypotheses fill only what the newest did not hear: up to its next word.
         forced += self._commit_heard(min([horizon, *(w.start for w in latest[settled:][:1])]))
@@ -319,7 +319,7 @@ class HypothesisBuffer:
         """``words`` (after the commit point) with what recent hypotheses heard in a stretch
         that they skipped."""
         earlier = [self._after_commit(h) for h in reversed(self._heard)]
-        return restore_skipped(words, [h for h in earlier if h])
+        return restore_skipped(words, [h for h in earlier if h], self._last_committed_end)
 
     def _remember(self, words: list[Word]) -> None:
         if words:

@@ -59,9 +59,25 @@ def test_words_the_last_pass_wrote_otherwise_or_left_to_the_words_before_stay_as
         ("please", 4.02, 4.62), ("add", 4.62, 4.84), ("to", 4.84, 4.98), ("your", 4.98, 5.12)
     )
     assert texts(restore_skipped(other, [earlier])) == "please enter your"
+    two = timed(("please", 4.02, 4.62), ("add", 4.62, 4.72), ("to", 4.72, 4.8), ("the", 4.8, 4.88))
+    assert texts(restore_skipped(other, [[*two, *timed(("your", 4.88, 5.12))]])) == (
+        "please enter your"
+    )
     once = timed(("to", 1.0, 1.2), ("the", 1.2, 1.6), ("store", 1.6, 2.0))
     twice = timed(("to", 1.0, 1.2), ("the", 1.2, 1.35), ("the", 1.35, 1.5), ("store", 1.6, 2.0))
     assert texts(restore_skipped(once, [twice])) == "to the store"
+
+
+def test_a_lone_word_only_an_earlier_pass_wrote_is_not_put_back():
+    # The 10 dB stream at 417 s: an older pass's "that do your" for "enter your".
+    last = timed(("Please", 417.04, 417.66), ("that", 417.66, 417.86), ("your", 417.86, 418.08))
+    older = timed(
+        ("Please", 417.04, 417.64),
+        ("that", 417.64, 417.86),
+        ("do", 417.86, 418.0),
+        ("your", 418.0, 418.14),
+    )
+    assert texts(restore_skipped(last, [older])) == "Please that your"
 
 
 def test_a_split_written_word_is_not_a_skip():

@@ -49,9 +49,9 @@ def _some(n: int = 3) -> st.SearchStrategy[int]:
 
 
 def _pass_styles(skips: bool = False) -> st.SearchStrategy[PassStyle]:
-    """Passes distorted as real models distort them; with ``skips``, some jump a stretch of
-    speech (the word after it stretched back over it), and none writes a word as two or two as
-    one: a stretch is put back before a word the passes agree on (:mod:`.skipped`)."""
+    """Passes distorted as real models distort them; with ``skips``, some jump two or three
+    words (the word after them stretched back over them), and none writes a word as two or two
+    as one: a stretch is put back before a word the passes agree on (:mod:`.skipped`)."""
     return st.builds(
         PassStyle,
         empty=st.integers(0, 9).map(lambda n: n == 0),
@@ -60,7 +60,7 @@ def _pass_styles(skips: bool = False) -> st.SearchStrategy[PassStyle]:
         write_ahead=st.integers(0, 5).map(lambda n: 3 if n == 0 else 0),
         stop_early=_some(),
         skip_at=st.none() | st.integers(0, 12) if skips else st.none(),
-        skip=st.integers(1, 3),
+        skip=st.integers(2, 3),
         guessed_tail=_some(2),
         misheard=st.lists(st.integers(0, 12), max_size=2).map(tuple),
         merge_at=st.none() if skips else st.none() | st.integers(0, 12),
