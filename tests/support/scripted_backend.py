@@ -165,13 +165,13 @@ class ScriptedBackend:
         if style.prompt_only:
             return [_Out(w, ()) for w in copied]
         heard = heard[: max(0, len(heard) - style.stop_early)]
-        whole = [o for w in heard for o in _distorted(w, heard, style)]
+        out = [o for w in heard for o in _distorted(w, heard, style)]
         skipping, stretched = _skipped(heard, style)
-        out = [o for w in skipping for o in _distorted(w, skipping, style)]
-        if stretched is None or not self._wrote_before(whole, out, stretched[0]):
-            out = whole  # only a skip of words the pass before wrote, up to a word it wrote alike
-        else:
-            out = _stretched(out, stretched)
+        if stretched is not None:
+            jumped = [o for w in skipping for o in _distorted(w, skipping, style)]
+            # only a skip of words the pass before wrote, up to a word it wrote alike
+            if self._wrote_before(out, jumped, stretched[0]):
+                out = _stretched(jumped, stretched)
         out = _with_probabilities(style, heard, out)
         ahead = [p for w in self.truth.after(end)[: style.write_ahead] for p in w.pieces()]
         last = max((o.word.end for o in out), default=start)
@@ -202,11 +202,9 @@ def _skipped(
     return heard[:at] + heard[at + style.skip :], (nxt.index, heard[at].start)
 
 
-def _stretched(out: list[_Out], stretched: tuple[int, float] | None) -> list[_Out]:
+def _stretched(out: list[_Out], stretched: tuple[int, float]) -> list[_Out]:
     """``out`` with the first word written for truth word ``stretched[0]`` starting at
     ``stretched[1]``."""
-    if stretched is None:
-        return out
     index, start = stretched
     for k, o in enumerate(out):
         if o.ids[:1] == (index,):

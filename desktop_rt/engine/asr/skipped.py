@@ -50,12 +50,14 @@ def _restored(last: list[Word], earlier: list[Word], committed_end: float) -> li
         # its first ones: "w0x1 w1 w2" against "w0"); the same alignment with the stretch moved
         # right while the word after it repeats its first ("conference | is locked only
         # conference administrators") puts it right before the word the last pass stretched.
-        first, anchor, shift = i1 + (j2 - j1), j2, 0
-        while first + shift < i2 + shift < after[2] - 1 and a[first + shift] == a[i2 + shift]:
+        first, shift = i1 + (j2 - j1), 0
+        if first >= i2:
+            continue
+        while i2 + shift < after[2] - 1 and a[first + shift] == a[i2 + shift]:
             shift += 1
         gone = earlier[first + shift : i2 + shift]
-        if gone and _skipped_over(gone, last[anchor + shift], committed_end):
-            before[anchor + shift] = gone
+        if _skipped_over(gone, last[j2 + shift], committed_end):
+            before[j2 + shift] = gone
     if not before:
         return last
     out: list[Word] = []

@@ -89,6 +89,16 @@ def unsure_passes(draw: st.DrawFn) -> list[PassStyle]:
     ]
 
 
+def _derandomized(examples: int):
+    """The same ``examples`` cases on every run, so CI does not flake."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+
+
 ops = st.lists(
     st.one_of(
         st.sampled_from([0.05, 0.1, 0.1, 0.3, 0.6, 2.0, 8.0]),  # insert this much, then process
@@ -160,12 +170,7 @@ def _problems(truth, styles, schedule, vad, trim, traits) -> list[str]:
 
 # Derandomized: the same 400 cases on every run, so CI does not flake; explore further by
 # running it with other seeds and more examples (docs/design/streaming.md, *The invariant*).
-@settings(
-    max_examples=400,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@_derandomized(400)
 @given(
     truth=truths(),
     styles=st.lists(pass_styles, max_size=25),
@@ -180,12 +185,7 @@ def test_committed_text_is_what_was_heard_once_in_order(truth, styles, schedule,
 
 # A decoder that jumps a stretch of speech (the 10 dB stream's "when a conference
 # administrators can join"): what a pass before it heard there is not lost at the endpoint.
-@settings(
-    max_examples=300,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@_derandomized(300)
 @given(
     truth=truths(),
     styles=st.lists(_pass_styles(skips=True), max_size=25),
@@ -202,12 +202,7 @@ def test_speech_a_pass_jumps_is_kept_from_the_passes_that_heard_it(
 
 # Words a backend is unsure of are held back by the onset rule (docs/design/streaming.md,
 # *Segment onsets*); whatever holds them, they are committed in the end, once.
-@settings(
-    max_examples=300,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@_derandomized(300)
 @given(
     truth=truths(),
     styles=unsure_passes(),
