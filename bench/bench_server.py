@@ -30,6 +30,7 @@ import re
 import statistics
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -224,15 +225,30 @@ def main(argv=None) -> int:
         action="store_true",
         help="run every session count up to --max-sessions, past the first that is not realtime",
     )
+    p.add_argument(
+        "--sessions",
+        type=int,
+        nargs="+",
+        default=None,
+        help="only these session counts (default: 1 up to --max-sessions); no overhead runs",
+    )
+    p.add_argument(
+        "--trim-seconds",
+        type=float,
+        default=None,
+        help="StreamingConfig.trim_seconds of every session (default: the engine's)",
+    )
     p.add_argument("--language", default="en", help="language of every session (default en)")
     p.add_argument(
         "--model", default=None, help="CTranslate2 Whisper folder (default: the embedded model)"
     )
     p.add_argument("--out", default=str(BENCH / "results"), help="where the .md and .json go")
     args = p.parse_args(argv)
-    runs = args.runs or (1 if args.quick else 3)
+    runs = 0 if args.sessions else args.runs or (1 if args.quick else 3)
     max_sessions = args.max_sessions or (3 if args.quick else 6)
+    counts = args.sessions or range(1, max_sessions + 1)
 
+    from desktop_rt.engine.asr.streaming import StreamingConfig
     from desktop_rt.engine.asr.whisper import WhisperBackend, WhisperOptions
     from desktop_rt.engine.asr.worker import WorkerConfig
     from desktop_rt.engine.models.embedded import ensure_default_model
@@ -253,7 +269,15 @@ def main(argv=None) -> int:
     ref_words = alignment_words(model, stream, args.threads or 0, args.language)
     backend = WhisperBackend(model, WhisperOptions(threads=args.threads))
     backend.transcribe(stream.audio[: 2 * C.SAMPLE_RATE], language=args.language)  # warm-up
-    config = ServerConfig(port=0, worker=WorkerConfig(cpu_budget=args.cpu_budget), max_sessions=0)
+    streaming = StreamingConfig()
+    if args.trim_seconds is not None:
+        streaming = replace(streaming, trim_seconds=args.trim_seconds)
+    config = ServerConfig(
+        port=0,
+        worker=WorkerConfig(cpu_budget=args.cpu_budget),
+        max_sessions=0,
+        streaming=streaming,
+    )
     server = RealtimeServer(config, backend)
     server.start()
     try:
@@ -273,7 +297,7 @@ def main(argv=None) -> int:
             report["overhead"].append(entry)
 
         idle = rss_mb()
-        for n in range(1, max_sessions + 1):
+        for n in counts:
             log(f"concurrency: {n} session(s) ...")
 
             async def all_clients(n=n):
