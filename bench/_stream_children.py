@@ -55,6 +55,7 @@ def child_desktop_rt(stream: C.Stream, args, memory: C.MemoryLog) -> dict:
     out = paced_dict(res)
     out["inferences"] = tr.inferences
     out["rehearings"] = tr.rehearings
+    out["unprompted"] = tr.unprompted
     cfg = {k: getattr(config, k) for k in config.__dataclass_fields__}
     out["config"] = {
         "streaming": cfg,

@@ -6,7 +6,8 @@ distorted as a :class:`PassStyle` says, in the ways real models distort them (se
 base on tests/data): a guessed tail, a committed word heard differently, jittered times and
 starts that swallow the silence before a word, words merged or split, a pass that stops early,
 an empty pass, a pass that copies its prompt or writes ahead of its audio (both squeezed into
-a few hundredths of a second, as Whisper does), and words it is unsure of (a low probability on
+a few hundredths of a second, as Whisper does), a pass its prompt leads to write that prompt
+again over what it heard, at plausible times, and words it is unsure of (a low probability on
 the first words after a pause, as Whisper gives at a segment's onset, or random ones); by
 default every word is sure (probability 1). :class:`TruthSpeech` is a speech gate that hears
 speech where truth words are; :func:`audit` checks a transcript against the truth.
@@ -95,6 +96,8 @@ class PassStyle:
     empty: bool = False  # hears nothing (a no-speech skip)
     prompt_only: int = 0  # writes only the last n words of its prompt, squeezed at the start
     prompt_copy: int = 0  # writes the last n prompt words, squeezed, before what it heard
+    prompt_led: int = 0  # given a prompt of more words, writes its last n over what it heard,
+    # at plausible times (Whisper led astray by the text before its window)
     write_ahead: int = 0  # continues with the next n words after its audio, squeezed at the end
     stop_early: int = 0  # leaves out its last n words (decoding ended early)
     skip_at: int | None = None  # leaves out ``skip`` words from this one, the next word
@@ -164,6 +167,9 @@ class ScriptedBackend:
         )
         if style.prompt_only:
             return [_Out(w, ()) for w in copied]
+        led = _prompt_tail(prompt, style.prompt_led)
+        if heard and 0 < len(led) == style.prompt_led < len((prompt or "").split()):
+            return [_Out(w, ()) for w in _spread(led, heard[0].start, heard[-1].end)]
         heard = heard[: max(0, len(heard) - style.stop_early)]
         out = [o for w in heard for o in _distorted(w, heard, style)]
         skipping, stretched = _skipped(heard, style)
@@ -265,6 +271,12 @@ def _prompt_tail(prompt: str | None, n: int) -> list[str]:
     one word, whose copy no engine could tell from speech by its times."""
     words = (prompt or "").split()
     return [" " + t for t in words[-n:]] if n and len(words) > 1 else []
+
+
+def _spread(texts: Sequence[str], start: float, end: float) -> list[Word]:
+    """Text over ``[start, end]`` in equal parts, as a decoder aligns words it wrote there."""
+    step = (end - start) / len(texts)
+    return [Word(t, start + i * step, start + (i + 1) * step) for i, t in enumerate(texts)]
 
 
 def _squeezed(texts: Sequence[str], at: float, lead: float = 0.0) -> list[Word]:

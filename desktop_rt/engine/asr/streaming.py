@@ -20,6 +20,12 @@ from desktop_rt.engine.asr.backend import AsrBackend
 from desktop_rt.engine.asr.gate import SegmentGate
 from desktop_rt.engine.asr.language import LanguageTracker
 from desktop_rt.engine.asr.loops import decoder_looped
+from desktop_rt.engine.asr.prompt_misled import (
+    Phrase,
+    copied_phrases,
+    prompt_copy,
+    prompt_misled,
+)
 from desktop_rt.engine.asr.respelling import respell
 from desktop_rt.engine.asr.runaway import drop_after, drop_runaway
 from desktop_rt.engine.asr.schedule import PassSchedule
@@ -90,6 +96,9 @@ class StreamingTranscriber:
         """Passes run over the window (backend calls)."""
         self.rehearings = 0
         """Passes run again on a window cut where committed words end (see ``_transcribe``)."""
+        self.unprompted = 0
+        """Passes run again without the committed text, which led them astray (see ``_hear``)."""
+        self._said_again: set[Phrase] = set()  # prompt phrases this segment's speech repeats
         self._looped = False  # whether the latest pass's decoder looped (see ``_update``)
 
     # -- settings -------------------------------------------------------------------------
@@ -291,6 +300,7 @@ class StreamingTranscriber:
 
     def _reset_window(self) -> None:
         self._window.reset()
+        self._said_again = set()
         self._language.new_segment()
         self._hypotheses.clear()
         self._schedule.reset()
@@ -326,10 +336,46 @@ class StreamingTranscriber:
         """One backend call over the window's first ``size`` samples: its words in stream time."""
         if size < SAMPLE_RATE // 10:
             return []
+        seconds = size / SAMPLE_RATE
+        audio, before = self._window.samples[:size], self._text_before()
+        prompt = _joined(self._user_prompt, before)
+        words = self._call(audio, prompt)
+        kept = drop_runaway(words, seconds, prompt)
+        if before and prompt_misled(kept, before, self._speech_heard(seconds), self._said_again):
+            words, kept = self._unprompted(audio, seconds, before, kept) or (words, kept)
+        self._looped = decoder_looped(words, seconds)
+        return self._in_stream(kept)
+
+    def _in_stream(self, words: list[Word]) -> list[Word]:
+        """A pass's window-relative words in stream time, less any in the silence after the
+        speech (nothing is said there)."""
+        heard = [w.shifted(self._window.start) for w in words]
+        if self._gate is not None:
+            heard = drop_after(heard, self._gate.last_speech_end)
+        return heard
+
+    def _unprompted(
+        self, audio: np.ndarray, seconds: float, before: str, kept: list[Word]
+    ) -> tuple[list[Word], list[Word]] | None:
+        """A pass the committed text ``before`` led astray, heard again without it: its words
+        and what ``drop_runaway`` kept of them, or None when it writes copied text too (the
+        speech repeats it, and the prompted pass, in context, spells it better).
+        What the misled pass heard besides its copy still counts at the segment's end."""
+        self.unprompted += 1
+        copy = prompt_copy(kept, before, self._said_again)
+        words = self._call(audio, self._user_prompt)
+        again = drop_runaway(words, seconds, self._user_prompt)
+        if copy and prompt_copy(again, before):
+            self._said_again |= copied_phrases(kept, before)  # not checked again this segment
+            return None
+        self._hypotheses.remember(self._in_stream([w for i, w in enumerate(kept) if i not in copy]))
+        return words, again
+
+    def _call(self, audio: np.ndarray, prompt: str | None) -> list[Word]:
+        """One backend call over ``audio`` (the window's start) with ``prompt``."""
         self.inferences += 1
         window = self._window
         language = self._language.for_pass(window.seconds)
-        audio, prompt = window.samples[:size], self._prompt()
         if self._forces_prefix:
             prefix = self._window_prefix()
             words = self.backend.transcribe(audio, prompt=prompt, language=language, prefix=prefix)
@@ -337,21 +383,22 @@ class StreamingTranscriber:
             words = self.backend.transcribe(audio, prompt=prompt, language=language)
         if language is None:
             self._language.learn(self.backend.detected_language, window.seconds)
-        self._looped = decoder_looped(words, size / SAMPLE_RATE)
-        heard = [w.shifted(window.start) for w in drop_runaway(words, size / SAMPLE_RATE, prompt)]
-        if self._gate is not None:  # nothing is said in the silence after the speech
-            heard = drop_after(heard, self._gate.last_speech_end)
-        return heard
+        return list(words)
 
-    def _prompt(self) -> str | None:
-        """The user's prompt and the committed text before the window (heard no more), as the
-        session respelled it."""
+    def _speech_heard(self, seconds: float) -> float:
+        """Seconds of gated speech in the window's first ``seconds`` (0 without a gate)."""
+        gate, start = self._gate, self._window.start
+        if gate is None or gate.speech_start is None:
+            return 0.0
+        return max(0.0, min(start + seconds, gate.last_speech_end) - max(start, gate.speech_start))
+
+    def _text_before(self) -> str | None:
+        """The committed text before the window (heard no more), as the session respelled it:
+        the prompt after the user's."""
         outside = [w for w in self._hypotheses.committed if not self._window.holds_committed(w)]
         outside = _sure_words(outside, self.config.prompt_min_probability)
         text = respell("".join(w.text for w in outside), self._respellings)
-        text = text.strip()[-self.config.prompt_chars :]
-        parts = [p for p in (self._user_prompt, text) if p]
-        return " ".join(parts) if parts else None
+        return text.strip()[-self.config.prompt_chars :] or None
 
     def _window_prefix(self) -> str | None:
         """The committed words the window's speech starts with, for a backend to force."""
@@ -384,6 +431,11 @@ class StreamingTranscriber:
                 pending = self._hypotheses.pending_from()  # never cut a word heard, uncommitted
                 window.cut(cut if pending is None else min(cut, pending))
         return forced
+
+
+def _joined(*parts: str | None) -> str | None:
+    text = " ".join(p for p in parts if p)
+    return text or None
 
 
 def _sure_words(words: list[Word], floor: float) -> list[Word]:

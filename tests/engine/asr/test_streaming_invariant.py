@@ -57,6 +57,7 @@ def _pass_styles(skips: bool = False) -> st.SearchStrategy[PassStyle]:
         empty=st.integers(0, 9).map(lambda n: n == 0),
         prompt_only=st.integers(0, 9).map(lambda n: 8 if n == 0 else 0),
         prompt_copy=st.integers(0, 9).map(lambda n: 5 if n == 0 else 0),
+        prompt_led=st.integers(0, 9).map(lambda n: 5 if n == 0 else 0),
         write_ahead=st.integers(0, 5).map(lambda n: 3 if n == 0 else 0),
         stop_early=_some(),
         skip_at=st.none() | st.integers(0, 12) if skips else st.none(),
