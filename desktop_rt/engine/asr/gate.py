@@ -57,6 +57,13 @@ class SegmentGate:
         """Stream time by which all speech so far, and its pad, has been heard."""
         return self.last_speech_end + self._config.speech_pad_seconds
 
+    def speech_within(self, start: float, end: float) -> float:
+        """Seconds from the open segment's first speech to its latest within ``[start, end]``
+        (0 while no segment is open)."""
+        if self.speech_start is None:
+            return 0.0
+        return max(0.0, min(end, self.last_speech_end) - max(start, self.speech_start))
+
     def endpoint_reached(self, now: float) -> bool:
         """Whether enough silence followed the speech to end the segment."""
         return now - self.last_speech_end >= self._config.endpoint_silence_seconds

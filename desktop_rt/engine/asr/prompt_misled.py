@@ -21,6 +21,7 @@ __all__ = [
     "copied_phrases",
     "prompt_copy",
     "prompt_misled",
+    "says_again",
 ]
 
 COPY_WORDS = 4
@@ -65,13 +66,32 @@ def _copies(words: Sequence[Word], prompt: str) -> list[tuple[Phrase, list[int]]
 def prompt_copy(words: Sequence[Word], prompt: str, said: Collection[Phrase] = ()) -> set[int]:
     """Indices of ``words`` that write ``COPY_WORDS`` or more words in a row that ``prompt``
     has in a row (all of them, when they are 3 or more), compared as agreement compares words;
-    a run in ``said`` (the speech was heard to say it again) is no copy."""
-    return {k for gram, pieces in _copies(words, prompt) if gram not in said for k in pieces}
+    a run sharing three words in a row with one in ``said`` (the speech was heard to say it
+    again, maybe on a shorter window) is no copy."""
+    heard = {p[i : i + 3] for p in said for i in range(len(p) - 2)}
+    return {
+        k
+        for gram, pieces in _copies(words, prompt)
+        if not any(gram[i : i + 3] in heard for i in range(len(gram) - 2))
+        for k in pieces
+    }
 
 
 def copied_phrases(words: Sequence[Word], prompt: str) -> set[Phrase]:
     """The runs :func:`prompt_copy` finds in ``words``."""
     return {gram for gram, _ in _copies(words, prompt)}
+
+
+def says_again(words: Sequence[Word], phrases: Collection[Phrase]) -> bool:
+    """Whether ``words`` (a pass without the prompt) write one of the copied ``phrases`` too,
+    one word of four or more aside (a word spelled otherwise without the prompt's context)."""
+    written = [t for t, _ in _written(words)]
+    for phrase in phrases:
+        n, slack = len(phrase), 1 if len(phrase) >= COPY_WORDS else 0
+        for i in range(len(written) - n + 1):
+            if sum(a != b for a, b in zip(phrase, written[i : i + n], strict=True)) <= slack:
+                return True
+    return False
 
 
 def prompt_misled(

@@ -25,12 +25,14 @@ from desktop_rt.engine.asr.prompt_misled import (
     copied_phrases,
     prompt_copy,
     prompt_misled,
+    says_again,
 )
-from desktop_rt.engine.asr.respelling import respell
+from desktop_rt.engine.asr.prompt_text import committed_prompt, joined
 from desktop_rt.engine.asr.runaway import drop_after, drop_runaway
 from desktop_rt.engine.asr.schedule import PassSchedule
 from desktop_rt.engine.asr.spelling import normalize_word
 from desktop_rt.engine.asr.streaming_config import StreamingConfig
+from desktop_rt.engine.asr.trim import trim_window
 from desktop_rt.engine.asr.turn_decode import EndedTurn, TurnAudio, decode_turn
 from desktop_rt.engine.asr.window import AudioWindow
 from desktop_rt.engine.audio.vad import SpeechProbability
@@ -44,8 +46,6 @@ __all__ = [
     "drop_runaway",
 ]
 
-_SENTENCE_END = (".", "?", "!", "…")
-_SETTLED_SECONDS = 3.0  # a word ending this long before the stream's end is settled
 _UNWRITTEN_SPEECH = 1.0  # speech going on this long past the last word was not written
 _DEFAULT_CONFIG = StreamingConfig()
 
@@ -252,10 +252,13 @@ class StreamingTranscriber:
         heard, hypotheses = self._transcribe(), self._hypotheses
         if self._looped:  # a decoder loop: no evidence, its words count at the segment's end
             hypotheses.remember(heard)
-            return StreamUpdate(tuple(self._trim()), hypotheses.tentative)
+            return StreamUpdate(
+                tuple(trim_window(self._window, self._hypotheses, self.config, self.audio_seconds)),
+                hypotheses.tentative,
+            )
         onset = self._window.seconds < self.config.min_agree_seconds
         agreed = hypotheses.insert(heard, onset=onset, heard_end=self._schedule.heard_end)
-        forced = self._trim()
+        forced = trim_window(self._window, self._hypotheses, self.config, self.audio_seconds)
         return StreamUpdate(agreed.committed + tuple(forced), self._hypotheses.tentative)
 
     def _finalize(self, until: float | None) -> StreamUpdate:
@@ -337,18 +340,23 @@ class StreamingTranscriber:
         if size < SAMPLE_RATE // 10:
             return []
         seconds = size / SAMPLE_RATE
-        audio, before = self._window.samples[:size], self._text_before()
-        prompt = _joined(self._user_prompt, before)
+        outside = [w for w in self._hypotheses.committed if not self._window.holds_committed(w)]
+        before = committed_prompt(outside, self.config, self._respellings)
+        audio, prompt = self._window.samples[:size], joined(self._user_prompt, before)
         words = self._call(audio, prompt)
         kept = drop_runaway(words, seconds, prompt)
-        if before and prompt_misled(kept, before, self._speech_heard(seconds), self._said_again):
+        if before and prompt_misled(kept, before, self._speech_within(seconds), self._said_again):
             words, kept = self._unprompted(audio, seconds, before, kept) or (words, kept)
         self._looped = decoder_looped(words, seconds)
         return self._in_stream(kept)
 
+    def _speech_within(self, seconds: float) -> float:
+        """Seconds of gated speech in the window's first ``seconds`` (0 without a gate)."""
+        gate, start = self._gate, self._window.start
+        return gate.speech_within(start, start + seconds) if gate is not None else 0.0
+
     def _in_stream(self, words: list[Word]) -> list[Word]:
-        """A pass's window-relative words in stream time, less any in the silence after the
-        speech (nothing is said there)."""
+        """A pass's words in stream time, less any in the silence after the speech."""
         heard = [w.shifted(self._window.start) for w in words]
         if self._gate is not None:
             heard = drop_after(heard, self._gate.last_speech_end)
@@ -358,15 +366,15 @@ class StreamingTranscriber:
         self, audio: np.ndarray, seconds: float, before: str, kept: list[Word]
     ) -> tuple[list[Word], list[Word]] | None:
         """A pass the committed text ``before`` led astray, heard again without it: its words
-        and what ``drop_runaway`` kept of them, or None when it writes copied text too (the
-        speech repeats it, and the prompted pass, in context, spells it better).
+        and what ``drop_runaway`` kept of them, or None when it writes the copied text too, a
+        word aside (the speech repeats it, and the prompted pass, in context, spells it better).
         What the misled pass heard besides its copy still counts at the segment's end."""
         self.unprompted += 1
-        copy = prompt_copy(kept, before, self._said_again)
+        copy, copied = prompt_copy(kept, before, self._said_again), copied_phrases(kept, before)
         words = self._call(audio, self._user_prompt)
         again = drop_runaway(words, seconds, self._user_prompt)
-        if copy and prompt_copy(again, before):
-            self._said_again |= copied_phrases(kept, before)  # not checked again this segment
+        if copy and says_again(again, copied):
+            self._said_again |= copied  # not checked again this segment
             return None
         self._hypotheses.remember(self._in_stream([w for i, w in enumerate(kept) if i not in copy]))
         return words, again
@@ -385,68 +393,7 @@ class StreamingTranscriber:
             self._language.learn(self.backend.detected_language, window.seconds)
         return list(words)
 
-    def _speech_heard(self, seconds: float) -> float:
-        """Seconds of gated speech in the window's first ``seconds`` (0 without a gate)."""
-        gate, start = self._gate, self._window.start
-        if gate is None or gate.speech_start is None:
-            return 0.0
-        return max(0.0, min(start + seconds, gate.last_speech_end) - max(start, gate.speech_start))
-
-    def _text_before(self) -> str | None:
-        """The committed text before the window (heard no more), as the session respelled it:
-        the prompt after the user's."""
-        outside = [w for w in self._hypotheses.committed if not self._window.holds_committed(w)]
-        outside = _sure_words(outside, self.config.prompt_min_probability)
-        text = respell("".join(w.text for w in outside), self._respellings)
-        return text.strip()[-self.config.prompt_chars :] or None
-
     def _window_prefix(self) -> str | None:
         """The committed words the window's speech starts with, for a backend to force."""
         held = [w for w in self._hypotheses.committed if self._window.holds_committed(w)]
         return "".join(w.text for w in held).strip() or None
-
-    def _trim(self) -> list[Word]:
-        """Shorten the window; returns words it had to commit without agreement (rare).
-
-        Past ``trim_seconds`` the window starts after its last committed sentence; past
-        ``max_window_seconds`` after its last committed word, and when nothing was agreed for a
-        whole window, the settled part of the hypothesis is committed so memory stays bounded.
-        """
-        cfg, window = self.config, self._window
-        forced: list[Word] = []
-        if window.seconds <= cfg.trim_seconds:
-            return forced
-        window.trimmed = True
-        inside = [w for w in self._hypotheses.committed if w.end > window.start]
-        sentence_ends = [w.end for w in inside if w.text.rstrip().endswith(_SENTENCE_END)]
-        if sentence_ends:
-            window.cut(sentence_ends[-1])
-        elif window.seconds > cfg.max_window_seconds:
-            if inside:
-                window.cut(inside[-1].end)
-            if window.seconds > cfg.max_window_seconds:
-                horizon = self.audio_seconds - _SETTLED_SECONDS
-                forced = self._hypotheses.commit_settled(horizon)
-                cut = max(self._hypotheses.last_committed_end, horizon - cfg.trim_seconds)
-                pending = self._hypotheses.pending_from()  # never cut a word heard, uncommitted
-                window.cut(cut if pending is None else min(cut, pending))
-        return forced
-
-
-def _joined(*parts: str | None) -> str | None:
-    text = " ".join(p for p in parts if p)
-    return text or None
-
-
-def _sure_words(words: list[Word], floor: float) -> list[Word]:
-    """``words`` less each written word ("ill" + "-disposed") with a piece less sure than
-    ``floor``: a misspelling in the prompt is copied by the decoder."""
-    out: list[Word] = []
-    first = 0
-    for i in range(1, len(words) + 1):
-        if i == len(words) or words[i].text[:1].isspace():
-            pieces = words[first:i]
-            if min(w.probability for w in pieces) >= floor:
-                out += pieces
-            first = i
-    return out

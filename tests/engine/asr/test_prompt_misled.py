@@ -7,6 +7,7 @@ from desktop_rt.engine.asr.prompt_misled import (
     copied_phrases,
     prompt_copy,
     prompt_misled,
+    says_again,
 )
 
 
@@ -89,3 +90,23 @@ def test_a_phrase_the_speech_was_heard_to_say_again_is_no_copy():
     assert not prompt_misled(COPY, BEFORE, 3.1, said)
     other = timed(("play", 0.0, 0.3), ("back", 0.3, 0.5), ("of", 0.5, 0.6), ("the", 0.6, 0.7))
     assert prompt_copy(other, BEFORE, said) == {0, 1, 2, 3}  # another phrase still is
+
+
+def test_a_pass_without_the_prompt_says_a_copied_phrase_again_a_word_aside():
+    phrases = {("and", "mister", "john", "dashwud")}
+    spelled = timed(("and", 0, 1), ("mister", 1, 2), ("John", 2, 3), ("Dashwood", 3, 4))
+    assert says_again(spelled, phrases)  # one word of four spelled otherwise
+    other = timed(("and", 0, 1), ("sister", 1, 2), ("Joan", 2, 3), ("Dashwood", 3, 4))
+    assert not says_again(other, phrases)
+    assert says_again(
+        timed(("please", 0, 1), ("try", 1, 2), ("again", 2, 3)), {("please", "try", "again")}
+    )
+    assert not says_again(
+        timed(("please", 0, 1), ("try", 1, 2), ("it", 2, 3)), {("please", "try", "again")}
+    )
+
+
+def test_a_longer_run_over_a_phrase_said_again_is_no_copy():
+    said = {("when", "the", "leader")}  # heard again on a shorter window
+    assert not prompt_copy(COPY[3:], BEFORE, said)  # "begin when the leader arrives."
+    assert prompt_copy(COPY, BEFORE, said) == {0, 1, 2, 3, 4, 5}  # "the conference will begin"…
