@@ -1,10 +1,11 @@
 """Whether a pass's committed-text prompt led the decoder astray: :func:`prompt_misled`.
 
-Pure function over one pass's words. Whisper given the text before its window can write that
+Pure functions over one pass's words. Whisper given the text before its window can write that
 text again over new speech (10 dB stream: "the conference will begin when the" over "I am
 sorry, there is no call parked", word times plausible, so :mod:`.runaway` keeps it) or write
 nothing over seconds of speech it hears whole without the prompt. The streaming engine hears
-such a window again without the committed text (docs/design/streaming.md, *Prompt*).
+such a window again without the committed text (docs/design/streaming.md, *A pass its prompt
+leads astray is heard without it*); :func:`says_again` tells when that pass confirms the copy.
 """
 
 from __future__ import annotations
