@@ -102,7 +102,11 @@ def test_held_shortcut_types_the_transcript_into_another_app(
     bound = 0.02 if at_turn_end else 0.10
     assert wer(reference, typed) <= wer(reference, offline) + bound, (typed, offline)
     # Typed once each, nothing retracted: the field holds what the window's captions show.
-    assert wer(app.window.captions.committed_text(), typed) <= 0.05, typed
+    # The captions show each turn as decoded whole at its end; typed as committed, the field
+    # keeps the streamed words, so Whisper's first-second guess above (5 words) may stand in
+    # the field and not in the captions. A clause typed twice or lost is more than that.
+    shown = app.window.captions.committed_text()
+    assert wer(shown, typed) <= (0.05 if at_turn_end else 0.10), (typed, shown)
     assert "  " not in typed and typed == typed.strip()
     assert re.search(r"[.?!,][^\s.]", typed) is None, typed  # the turns are spaced
     assert any(previews), "the preview should show tentative words while dictating"
