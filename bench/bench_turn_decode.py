@@ -35,14 +35,15 @@ BEFORE, AFTER = 0.2, 0.4  # seconds of the stream kept around an utterance
 
 def turns(data: str) -> tuple[list, list[str]]:
     """The stream's audio cut at its utterances, and their reference texts."""
+    if not data.startswith("stream"):
+        raise SystemExit(f"{data!r}: only the stream's utterances have times (stream[-snrN][@S])")
     stream = E.load(data)
-    manifest = E.read_manifest(E.default_cache())
-    utterances = manifest["stream"]["utterances"]
+    times = E.read_manifest(E.default_cache())["stream"]["utterances"][: len(stream.utterances)]
     audio = [
         stream.audio[int(max(0.0, u["start"] - BEFORE) * 16000) : int((u["end"] + AFTER) * 16000)]
-        for u in utterances
+        for u in times
     ]
-    return audio, [manifest["clips"][u["name"]]["reference"] for u in utterances]
+    return audio, stream.utterances
 
 
 def decode_all(setting: str, audio: list, model: Path) -> tuple[list[str], float]:

@@ -11,9 +11,9 @@ from desktop_rt.engine.asr.agreement import HypothesisBuffer
 from desktop_rt.engine.asr.streaming_config import StreamingConfig
 from desktop_rt.engine.asr.window import AudioWindow
 
-__all__ = ["SENTENCE_END", "trim_window"]
+__all__ = ["trim_window"]
 
-SENTENCE_END = (".", "?", "!", "…")
+_SENTENCE_END = (".", "?", "!", "…")
 _SETTLED_SECONDS = 3.0  # a word ending this long before the stream's end is settled
 
 
@@ -32,7 +32,7 @@ def trim_window(
         return forced
     window.trimmed = True
     inside = [w for w in hypotheses.committed if w.end > window.start]
-    sentence_ends = [w.end for w in inside if w.text.rstrip().endswith(SENTENCE_END)]
+    sentence_ends = [w.end for w in inside if w.text.rstrip().endswith(_SENTENCE_END)]
     if sentence_ends:
         window.cut(sentence_ends[-1])
     elif window.seconds > cfg.max_window_seconds:
