@@ -16,7 +16,8 @@ __all__ = ["clean_speech_text", "is_non_speech"]
 
 _TAGS = re.compile(r"\[[^\[\]]*\]|\([^()]*\)|\{[^{}]*\}|<[^<>]*>|\*[^*\s][^*]*\*|[♪♫][^♪♫]*[♪♫]")
 _OPEN_TAG = re.compile(r"[\[({<*♪♫][^\])}>*♪♫]*$")  # a tag still being written, at the end
-_RUNS = re.compile(r"_+|([^\w\s'’])\1{3,}")  # underscores; four or more of one punctuation mark
+_RUNS = re.compile(r"_+|[^\w\s'’]*([^\w\s'’])\1{3,}[^\w\s'’]*")  # underscores; four or more of one
+# punctuation mark, with the marks glued to them ("====-")
 _LONE = frozenset("-–—&%$€£+")  # a token of one of these stands on its own in speech
 _BRACKETS = str.maketrans("", "", "[](){}<>♪♫*")
 
