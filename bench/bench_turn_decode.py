@@ -9,9 +9,11 @@ server-VAD turn holds it) is recognised on its own, as the whole-turn decode doe
 (``FileTranscriber``, English, one thread), under each setting: ``fit`` is the streaming
 passes' encoder context (the window plus 2 s, at least 10 s; what the decode uses), ``full``
 Whisper's 30 s; ``-1`` greedy, ``-5`` beam 5; ``-prev`` prompts each turn with the text of the
-turns before it (200 characters), as offline recognition conditions on earlier windows. Reports
-WER against the references and process CPU per audio second, one line per setting, and writes
-each setting's turns to ``--out``.
+turns before it (200 characters), as offline recognition conditions on earlier windows;
+``-ctxN`` hears up to N seconds of the stream before the turn with it and keeps the words whose
+middle comes after the turn starts (as ``decode_turn`` does with ``turn_context_seconds``).
+Reports WER against the references and process CPU per audio second, one line per setting, and
+writes each setting's turns to ``--out``.
 """
 
 from __future__ import annotations
@@ -33,29 +35,35 @@ from desktop_rt.engine.models.embedded import ensure_default_model  # noqa: E402
 BEFORE, AFTER = 0.2, 0.4  # seconds of the stream kept around an utterance
 
 
-def turns(data: str) -> tuple[list, list[str]]:
-    """The stream's audio cut at its utterances, and their reference texts."""
+def turns(data: str) -> tuple[list, list[str], list[float]]:
+    """The stream's audio cut at its utterances, their reference texts, and the seconds of the
+    stream before each (its audio ends where the utterance's ends)."""
     if not data.startswith("stream"):
         raise SystemExit(f"{data!r}: only the stream's utterances have times (stream[-snrN][@S])")
     stream = E.load(data)
     times = E.read_manifest(E.default_cache())["stream"]["utterances"][: len(stream.utterances)]
-    audio = [
-        stream.audio[int(max(0.0, u["start"] - BEFORE) * 16000) : int((u["end"] + AFTER) * 16000)]
-        for u in times
-    ]
-    return audio, stream.utterances
+    audio = [stream.audio[: int((u["end"] + AFTER) * 16000)] for u in times]
+    starts = [max(0.0, u["start"] - BEFORE) for u in times]
+    return audio, stream.utterances, starts
 
 
-def decode_all(setting: str, audio: list, model: Path) -> tuple[list[str], float]:
+def decode_all(
+    setting: str, audio: list, starts: list[float], model: Path
+) -> tuple[list[str], float]:
     context, beam, *rest = setting.split("-")
+    before = next((float(r[3:]) for r in rest if r.startswith("ctx")), 0.0)
     backend = WhisperBackend(model, WhisperOptions(threads=1, beam_size=int(beam)))
     options = FileOptions(windows=WindowOptions(threshold=0.5), whole_windows=context == "full")
     texts: list[str] = []
     start = time.process_time()
-    for turn in audio:
+    for stream, begins in zip(audio, starts, strict=True):
+        first = max(0.0, begins - before)
+        turn = stream[int(first * 16000) :]
         prompt = (" ".join(texts)[-200:] or None) if "prev" in rest else None
         transcriber = FileTranscriber(backend, language="en", prompt=prompt, options=options)
-        texts.append(transcriber.transcribe([turn]).text)
+        words = transcriber.transcribe([turn]).words
+        kept = [w for w in words if w.start + w.end >= 2 * (begins - first)]  # as decode_turn
+        texts.append("".join(w.text for w in kept).strip())
     return texts, time.process_time() - start
 
 
@@ -65,13 +73,13 @@ def main() -> None:
     parser.add_argument("--settings", nargs="+", default=["fit-1", "full-1", "fit-5", "full-5"])
     parser.add_argument("--out", type=Path, default=Path("/tmp/bench-turn-decode"))
     args = parser.parse_args()
-    audio, refs = turns(args.data)
-    seconds = sum(len(a) for a in audio) / 16000
+    audio, refs, starts = turns(args.data)
+    seconds = sum(len(a) / 16000 - s for a, s in zip(audio, starts, strict=True))
     model = ensure_default_model()
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"{args.data}: {len(audio)} turns, {seconds:.0f} s, load {C.loadavg()}")
     for setting in args.settings:
-        texts, cpu = decode_all(setting, audio, model)
+        texts, cpu = decode_all(setting, audio, starts, model)
         (args.out / f"{args.data}-{setting}.txt").write_text("\n".join(texts) + "\n")
         error = C.wer(" ".join(refs), " ".join(texts))
         print(f"{setting}: WER {100 * error:.2f} %, CPU {cpu / seconds:.3f} s per audio s")

@@ -10,7 +10,9 @@ a few hundredths of a second, as Whisper does), a pass its prompt leads to write
 again over what it heard, at plausible times, and words it is unsure of (a low probability on
 the first words after a pause, as Whisper gives at a segment's onset, or random ones); by
 default every word is sure (probability 1). :class:`TruthSpeech` is a speech gate that hears
-speech where truth words are; :func:`audit` checks a transcript against the truth.
+speech where truth words are; :func:`audit` checks a transcript against the truth. A window
+made of pieces of the stream (offline recognition drops long pauses) is heard as the pieces
+place its words.
 
 Word ``i`` is written ``" w{i}"`` (a heard variant ``" w{i}x{n}"``, split ``" w{i}s" " q{i}"``, a
 hyphenated second piece ``"-p{i}"``), so every committed word says which truth word it stands for.
@@ -21,7 +23,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -145,7 +147,8 @@ class ScriptedBackend:
         prefix: str | None = None,
     ) -> list[Word]:
         first = int(audio[0])
-        assert int(audio[-1]) == first + len(audio) - 1, "a window of non-contiguous audio"
+        if int(audio[-1]) != first + len(audio) - 1:
+            return self._pieced(audio, prompt=prompt, language=language, prefix=prefix)
         start, end = first / SAMPLE_RATE, (first + len(audio)) / SAMPLE_RATE
         style = self.styles[min(len(self.calls), len(self.styles) - 1)]
         self.calls.append((start, end, prompt))
@@ -155,6 +158,34 @@ class ScriptedBackend:
         self.written = {o.ids[0]: o.word.text for o in out if len(o.ids) == 1}
         words = _timed(style, out, start, end)
         return [w.shifted(-start) for w in words]
+
+    def _pieced(self, audio: np.ndarray, **options: str | None) -> list[Word]:
+        """A window of pieces of the stream (offline recognition drops long pauses): heard as
+        one stretch of audio whose truth words are where the pieces put them."""
+        cuts = [0, *(np.flatnonzero(np.diff(audio) != 1) + 1).tolist(), len(audio)]
+        pieces = [  # (stream seconds, window seconds, seconds) of each run of samples in order
+            (float(audio[a]) / SAMPLE_RATE, a / SAMPLE_RATE, (b - a) / SAMPLE_RATE)
+            for a, b in zip(cuts, cuts[1:], strict=False)
+        ]
+        placed: list[TruthWord] = []
+        for w in self.truth.words:
+            for at, offset, seconds in pieces:
+                if (
+                    w.inside(at, at + seconds) >= HEARD_FRACTION
+                    or w.start >= at + seconds
+                    and ((at, offset, seconds) == pieces[-1])
+                ):
+                    shift = offset - at
+                    placed.append(replace(w, start=w.start + shift, end=w.end + shift))
+                    break
+        style = self.styles[min(len(self.calls), len(self.styles) - 1)]
+        inner = replace(self, truth=Truth(tuple(placed)), styles=(style,), calls=[], heard=set())
+        words = inner.transcribe(ramp(0, len(audio)), **options)
+        last = pieces[-1]
+        self.calls.append((pieces[0][0], last[0] + last[2], options["prompt"]))
+        self.heard |= inner.heard
+        self.written = inner.written
+        return words
 
     def _words(self, style: PassStyle, start: float, end: float, prompt: str | None) -> list[_Out]:
         if style.empty:

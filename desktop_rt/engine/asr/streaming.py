@@ -88,7 +88,8 @@ class StreamingTranscriber:
         self._respellings: tuple[Respelling, ...] = ()
         self.set_prompt(config.prompt)
         whole = traits.window_seconds if config.turn_decode else None
-        self._turn = TurnAudio(whole, gated=config.vad) if whole else None
+        context = config.turn_context_seconds
+        self._turn = TurnAudio(whole, gated=config.vad, context=context) if whole else None
         self._ended: EndedTurn | None = None  # the turn the last finish() ended, to decode
         self.turn_decodes = 0
         """Turns decoded whole (``decode_turn`` calls that ran the model)."""
@@ -169,10 +170,11 @@ class StreamingTranscriber:
 
     def decode_turn(self) -> tuple[Word, ...] | None:
         """The turn the last ``finish`` ended (the audio since the ``finish`` or ``clear``
-        before), recognised whole as offline recognition does a file (:mod:`.turn_decode`):
-        its words in stream time, the turn's completed transcript. ``None`` when it is not:
-        ``turn_decode`` off, a backend that declares no window, a turn longer than that window
-        or, with the speech gate, holding no speech. Runs the model (on the inference thread)."""
+        before, heard after the ``turn_context_seconds`` before it), recognised whole as offline
+        recognition does a file (:mod:`.turn_decode`): its words in stream time, the turn's
+        completed transcript. ``None`` when it is not: ``turn_decode`` off, a backend that
+        declares no window, a turn longer than that window or, with the speech gate, holding no
+        speech. Runs the model (on the inference thread)."""
         turn, self._ended = self._ended, None
         if turn is None:
             return None

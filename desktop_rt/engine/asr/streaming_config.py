@@ -55,3 +55,5 @@ class StreamingConfig:
     turn_decode: bool = True
     """When a turn ends (``finish``), decode it whole once if it fits the backend's window;
     those words are the turn's completed transcript (see ``StreamingTranscriber.decode_turn``)."""
+    turn_context_seconds: float = 5.0
+    """Audio taken in before a turn that its whole decode hears with it (not written again)."""

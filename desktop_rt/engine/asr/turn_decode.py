@@ -13,7 +13,7 @@ transcript (docs/design/streaming.md, *Whole-turn decode*). Times are stream sec
 
 from __future__ import annotations
 
-import math
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -30,36 +30,47 @@ __all__ = ["EndedTurn", "TurnAudio", "decode_turn"]
 
 @dataclass(frozen=True)
 class EndedTurn:
-    """One ended turn: its audio from stream time ``start`` and each frame's speech score."""
+    """One ended turn: audio from stream time ``start`` and each frame's speech score; its
+    first ``context`` seconds came before the turn (heard with it, not written)."""
 
     audio: np.ndarray
     start: float
     scores: tuple[float, ...] | None
     """The gate's speech probability of each 512-sample frame of ``audio`` (``audio`` holds
     exactly those frames); ``None``: no speech gate, so all of it counts as speech."""
+    context: float = 0.0
 
     @property
     def seconds(self) -> float:
         return len(self.audio) / SAMPLE_RATE
 
+    @property
+    def turn_start(self) -> float:
+        """Stream time where the turn itself starts (after its context)."""
+        return self.start + self.context
+
 
 class TurnAudio:
-    """The turn in progress. ``limit``: the most seconds kept (past it the turn is not decoded
-    whole and its audio is let go); ``gated``: the speech gate scores its frames (else all of
-    it is speech).
+    """The turn in progress, and the audio just before it. ``limit``: the most seconds of a
+    turn kept (past it the turn is not decoded whole and its audio is let go); ``gated``: the
+    speech gate scores its frames (else all of it is speech); ``context``: seconds of the audio
+    taken in before the turn that are heard with it (Whisper reads a turn better with the speech
+    before it: docs/design/streaming.md, *Whole-turn decode*).
 
     Call order: ``begin`` before a turn's first ``append`` (while ``started`` is False), then
     ``append`` its audio and ``scored`` the gate's frames as they come, ``heard_speech`` when
-    the gate hears speech; ``end`` (or ``drop``) when the turn ends.
+    the gate hears speech; ``end`` (or ``drop``) when the turn ends. Holds at most ``limit``
+    plus ``context`` seconds of audio.
     """
 
-    def __init__(self, limit: float, gated: bool):
+    def __init__(self, limit: float, gated: bool, context: float = 0.0):
         self._limit = int(limit * SAMPLE_RATE)
         self._gated = gated
-        self._chunks: list[np.ndarray] = []
-        self._samples = 0
+        self._context = int(context * SAMPLE_RATE)
+        self._chunks: deque[tuple[int, np.ndarray]] = deque()  # (first stream sample, audio)
+        self._scores: deque[tuple[int, float]] = deque()  # (gate frame index, probability)
+        self._next = 0  # the stream sample after the last one appended
         self._first = 0  # the stream sample the turn starts at
-        self._scores: list[float] = []  # from the first gate frame that starts in the turn
         self._speech = False
         self._too_long = False
         self.started = False
@@ -69,22 +80,23 @@ class TurnAudio:
         self.drop()
         self.started = True
         self._first = round(start * SAMPLE_RATE)
+        if self._first != self._next:  # audio was taken in that this object did not see
+            self._chunks.clear()
+            self._scores.clear()
+            self._next = self._first
 
     def append(self, samples: np.ndarray) -> None:
-        self._samples += len(samples)
-        if self._samples > self._limit:
+        self._chunks.append((self._next, samples))
+        self._next += len(samples)
+        if self._next - self._first > self._limit:
             self._too_long = True
-            self._chunks, self._scores = [], []
-        elif not self._too_long:
-            self._chunks.append(samples)
+        self._forget()
 
     def scored(self, frames: Sequence[tuple[float, float]]) -> None:
         """The gate's ``(frame start, probability)`` pairs, in stream order."""
-        if self._too_long:
-            return
         for start, probability in frames:
-            if round(start * SAMPLE_RATE) >= self._first:
-                self._scores.append(probability)
+            self._scores.append((round(start * SAMPLE_RATE) // FRAME_SAMPLES, probability))
+        self._forget()
 
     def heard_speech(self) -> None:
         """The gate heard speech in this turn."""
@@ -95,23 +107,47 @@ class TurnAudio:
         held speech); the next turn starts empty."""
         turn = None
         heard = not self._gated or self._speech
-        if self.started and self._chunks and not self._too_long and heard:
-            turn = self._ended(np.concatenate(self._chunks))
+        if self.started and self._next > self._first and not self._too_long and heard:
+            turn = self._ended()
         self.drop()
         return turn
 
-    def _ended(self, audio: np.ndarray) -> EndedTurn:
-        if not self._gated:
-            return EndedTurn(audio, self._first / SAMPLE_RATE, None)
-        skip = math.ceil(self._first / FRAME_SAMPLES) * FRAME_SAMPLES - self._first
-        frames = min(len(self._scores), (len(audio) - skip) // FRAME_SAMPLES)
-        audio = audio[skip : skip + frames * FRAME_SAMPLES]
-        return EndedTurn(audio, (self._first + skip) / SAMPLE_RATE, tuple(self._scores[:frames]))
-
     def drop(self) -> None:
-        """Forget the turn in progress."""
-        self._chunks, self._scores, self._samples = [], [], 0
+        """Forget the turn in progress (the audio before it is kept as the next one's context)."""
         self._too_long = self._speech = self.started = False
+        self._first = self._next
+        self._forget()
+
+    def _forget(self) -> None:
+        """Let go of audio and scores older than the context of the turn (or of the next)."""
+        keep = (self._next if self._too_long or not self.started else self._first) - self._context
+        while self._chunks and self._chunks[0][0] + len(self._chunks[0][1]) <= keep:
+            self._chunks.popleft()
+        while self._scores and (self._scores[0][0] + 1) * FRAME_SAMPLES <= keep:
+            self._scores.popleft()
+
+    def _ended(self) -> EndedTurn:
+        held = self._chunks[0][0]
+        audio = np.concatenate([chunk for _, chunk in self._chunks])
+        first = max(held, self._first - self._context)  # the context's first sample
+        if not self._gated:
+            context = (self._first - first) / SAMPLE_RATE
+            return EndedTurn(audio[first - held :], first / SAMPLE_RATE, None, context)
+        turn_frame = -(-self._first // FRAME_SAMPLES)  # the first frame that starts in the turn
+        by_frame = dict(self._scores)
+        frame = -(-first // FRAME_SAMPLES)
+        if frame not in by_frame:  # the context was not scored: the turn alone
+            frame = turn_frame
+        whole = self._next // FRAME_SAMPLES  # frames held whole
+        scores: list[float] = []  # each whole frame's, as far as they run unbroken
+        for k in range(frame, whole):
+            if k not in by_frame:
+                break
+            scores.append(by_frame[k])
+        skip = frame * FRAME_SAMPLES - held
+        audio = audio[skip : skip + len(scores) * FRAME_SAMPLES]
+        context = (turn_frame - frame) * FRAME_SAMPLES / SAMPLE_RATE
+        return EndedTurn(audio, frame * FRAME_SAMPLES / SAMPLE_RATE, tuple(scores), context)
 
 
 class _Replayed:
@@ -143,8 +179,10 @@ def decode_turn(
     """The words of ``turn`` in stream time, recognised as offline recognition does a file:
     :class:`FileTranscriber` with ``prompt`` (the user's, not the text streamed before: a
     streamed misspelling in the prompt is copied), ``language`` (``None``: detected), and the
-    gate's scores at ``threshold`` for where the speech is. Runs on the calling thread (the
-    windows are planned on a short-lived thread of the file transcriber's)."""
+    gate's scores at ``threshold`` for where the speech is. The turn's context is heard with it
+    and its words are not returned: those whose middle comes before the turn starts (they were
+    the turn before's). Runs on the calling thread (the windows are planned on a short-lived
+    thread of the file transcriber's)."""
 
     def scorer() -> SpeechProbability:
         return _Replayed(turn.scores)
@@ -155,4 +193,5 @@ def decode_turn(
         backend, language=language, prompt=prompt, options=options, scorer=scorer
     )
     result = transcriber.transcribe([turn.audio])
-    return [w.shifted(turn.start) for w in result.words]
+    ours = [w for w in result.words if w.start + w.end >= 2 * turn.context]
+    return [w.shifted(turn.start) for w in ours]

@@ -90,7 +90,7 @@ def test_the_whole_decode_hears_the_turns_speech_once_and_its_words_are_returned
 
 
 def test_the_decode_is_prompted_with_the_users_prompt_not_the_text_streamed_before():
-    truth = Truth(tuple(sentence(0, 5, 0.5) + sentence(5, 5, 4.5)))
+    truth = Truth(tuple(sentence(0, 5, 0.5) + sentence(5, 5, 3.8)))
     feed = Feed(truth, prompt="Names: Dashwood.")
     feed.until(3.5)
     feed.finish()
@@ -101,6 +101,24 @@ def test_the_decode_is_prompted_with_the_users_prompt_not_the_text_streamed_befo
     assert words is not None and ids("".join(w.text for w in words)) == list(range(5, 10))
     *_, prompt = feed.backend.calls[-1]
     assert prompt == "Names: Dashwood."  # a streamed misspelling would be copied
+
+
+@pytest.mark.parametrize("context", [10.0, 1.5, 0.0])
+def test_the_decode_hears_the_audio_before_the_turn_and_returns_only_the_turns_words(context):
+    truth = Truth(tuple(sentence(0, 5, 0.5) + sentence(5, 5, 3.8)))
+    feed = Feed(truth, turn_context_seconds=context)
+    feed.until(3.5)  # the first sentence (0.5-2.2 s) and its endpoint
+    feed.finish()
+    assert feed.transcriber.decode_turn() is not None
+    feed.until(7.0)
+    feed.finish()
+    words = feed.transcriber.decode_turn()
+    assert words is not None and ids("".join(w.text for w in words)) == list(range(5, 10))
+    assert all(w.start >= 3.5 for w in words)  # stream time, in the turn
+    start, end, _ = feed.backend.calls[-1]
+    first_heard = max(0.5 - PAD, 3.5 - context)  # speech (less its pad) in the context or after
+    assert start == pytest.approx(first_heard if context else 3.5, abs=0.04)
+    assert end == pytest.approx(3.8 + 1.7 + PAD, abs=0.04)  # the speech's end, and its pad
 
 
 def test_speech_the_decoder_stopped_before_is_heard_again_after_its_last_word():
@@ -214,3 +232,36 @@ def test_a_turn_decoded_whole_reads_as_offline_recognition(whisper_backend, name
     assert streamed.strip(), "the turn was streamed as well"
     assert wer(offline, whole) <= 0.1, (whole, offline)
     assert wer(reference, whole) <= wer(reference, offline) + 0.02, (whole, offline)
+
+
+def test_turn_audio_keeps_the_context_before_a_turn_with_its_scores():
+    turn = TurnAudio(2.0, gated=True, context=0.5)
+    turn.begin(0.0)
+    second = np.arange(SAMPLE_RATE, dtype=np.float32)
+    turn.append(second)
+    turn.scored([(k * 512 / SAMPLE_RATE, 0.0) for k in range(31)])  # 31 whole frames in 1 s
+    assert turn.end() is None  # no speech: not decoded, but kept as the next turn's context
+    turn.begin(1.0)
+    turn.append(np.full(SAMPLE_RATE // 2, -1.0, dtype=np.float32))
+    turn.scored([(k * 512 / SAMPLE_RATE, 0.9) for k in range(31, 46)])
+    turn.heard_speech()
+    ended = turn.end()
+    assert ended is not None
+    first = -(-(SAMPLE_RATE // 2) // 512)  # the first whole frame of the last 0.5 s before it
+    assert ended.start == first * 512 / SAMPLE_RATE
+    assert ended.turn_start == 32 * 512 / SAMPLE_RATE  # the first frame that starts in the turn
+    assert ended.scores == (0.0,) * (31 - first) + (0.9,) * 15  # frame 31 straddles the two
+    assert np.array_equal(ended.audio[:512], second[first * 512 : first * 512 + 512])
+    assert len(ended.audio) == (46 - first) * 512
+    turn.begin(1.5)
+    turn.append(np.ones(33_600, dtype=np.float32))  # 2.1 s, past the limit: let go
+    turn.scored([(k * 512 / SAMPLE_RATE, 0.9) for k in range(46, 112)])
+    turn.heard_speech()
+    assert turn.end() is None
+    turn.begin(3.6)
+    turn.append(np.ones(SAMPLE_RATE // 10, dtype=np.float32))
+    turn.scored([(k * 512 / SAMPLE_RATE, 0.9) for k in range(112, 115)])
+    turn.heard_speech()
+    after = turn.end()  # its context: the last 0.5 s of the turn that was let go
+    assert after is not None and after.context == pytest.approx(0.5, abs=0.04)
+    assert len(after.audio) == (115 - 97) * 512  # from frame 97, the first of those 0.5 s

@@ -67,7 +67,9 @@ class _WindowedBackend(LearningBackend):
 def _second_turn_unprompted(whole_turns: bool) -> int:
     """Passes without a prompt in a local session's second push-to-talk hold."""
     backend = _WindowedBackend("one two three four", {})
-    config = ServerConfig(port=0, record_activity=False, streaming=StreamingConfig(vad=False))
+    # no context before a turn: a line written whatever the audio would be kept twice
+    streaming = StreamingConfig(vad=False, turn_context_seconds=0.0)
+    config = ServerConfig(port=0, record_activity=False, streaming=streaming)
     done = threading.Event()
     events: list[object] = []
     with RealtimeServer(config, backend) as server:
