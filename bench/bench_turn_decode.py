@@ -10,8 +10,9 @@ server-VAD turn holds it) is recognised on its own, as the whole-turn decode doe
 passes' encoder context (the window plus 2 s, at least 10 s; what the decode uses), ``full``
 Whisper's 30 s; ``-1`` greedy, ``-5`` beam 5; ``-prev`` prompts each turn with the text of the
 turns before it (200 characters), as offline recognition conditions on earlier windows;
-``-ctxN`` hears up to N seconds of the stream before the turn with it and keeps the words whose
-middle comes after the turn starts (as ``decode_turn`` does with ``turn_context_seconds``).
+``-ctxN`` hears up to N seconds of the stream before the turn with it and keeps the words that
+end after the turn starts (as ``decode_turn`` does with ``turn_context_seconds``),
+``-fillM`` only as much of those as keeps turn and context within M seconds.
 Reports WER against the references and process CPU per audio second, one line per setting, and
 writes each setting's turns to ``--out``.
 """
@@ -19,6 +20,7 @@ writes each setting's turns to ``--out``.
 from __future__ import annotations
 
 import argparse
+import resource
 import sys
 import time
 from pathlib import Path
@@ -52,17 +54,21 @@ def decode_all(
 ) -> tuple[list[str], float]:
     context, beam, *rest = setting.split("-")
     before = next((float(r[3:]) for r in rest if r.startswith("ctx")), 0.0)
+    most = next((float(r[4:]) for r in rest if r.startswith("fill")), None)
     backend = WhisperBackend(model, WhisperOptions(threads=1, beam_size=int(beam)))
     options = FileOptions(windows=WindowOptions(threshold=0.5), whole_windows=context == "full")
     texts: list[str] = []
     start = time.process_time()
     for stream, begins in zip(audio, starts, strict=True):
-        first = max(0.0, begins - before)
+        context = before
+        if most is not None:  # only as much as keeps the window within ``most`` seconds
+            context = min(before, max(0.0, most - (len(stream) / 16000 - begins)))
+        first = max(0.0, begins - context)
         turn = stream[int(first * 16000) :]
         prompt = (" ".join(texts)[-200:] or None) if "prev" in rest else None
         transcriber = FileTranscriber(backend, language="en", prompt=prompt, options=options)
         words = transcriber.transcribe([turn]).words
-        kept = [w for w in words if w.start + w.end >= 2 * (begins - first)]  # as decode_turn
+        kept = [w for w in words if w.end > begins - first]  # as decode_turn
         texts.append("".join(w.text for w in kept).strip())
     return texts, time.process_time() - start
 
@@ -82,7 +88,11 @@ def main() -> None:
         texts, cpu = decode_all(setting, audio, starts, model)
         (args.out / f"{args.data}-{setting}.txt").write_text("\n".join(texts) + "\n")
         error = C.wer(" ".join(refs), " ".join(texts))
-        print(f"{setting}: WER {100 * error:.2f} %, CPU {cpu / seconds:.3f} s per audio s")
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(
+            f"{setting}: WER {100 * error:.2f} %, CPU {cpu / seconds:.3f} s per audio s, "
+            f"peak RSS so far {peak:.0f} MB"
+        )
 
 
 if __name__ == "__main__":

@@ -180,8 +180,9 @@ def decode_turn(
     :class:`FileTranscriber` with ``prompt`` (the user's, not the text streamed before: a
     streamed misspelling in the prompt is copied), ``language`` (``None``: detected), and the
     gate's scores at ``threshold`` for where the speech is. The turn's context is heard with it
-    and its words are not returned: those whose middle comes before the turn starts (they were
-    the turn before's). Runs on the calling thread (the windows are planned on a short-lived
+    and its words are not returned: those that end before the turn starts (they were the turn
+    before's; a word's start is no guide: Whisper stretches the first word after a pause back
+    over it, across a pause the windows left out too). Runs on the calling thread (the windows are planned on a short-lived
     thread of the file transcriber's)."""
 
     def scorer() -> SpeechProbability:
@@ -193,5 +194,5 @@ def decode_turn(
         backend, language=language, prompt=prompt, options=options, scorer=scorer
     )
     result = transcriber.transcribe([turn.audio])
-    ours = [w for w in result.words if w.start + w.end >= 2 * turn.context]
+    ours = [w for w in result.words if w.end > turn.context]
     return [w.shifted(turn.start) for w in ours]

@@ -103,8 +103,13 @@ def test_the_decode_is_prompted_with_the_users_prompt_not_the_text_streamed_befo
     assert prompt == "Names: Dashwood."  # a streamed misspelling would be copied
 
 
+@pytest.mark.parametrize("swallow", [0.0, 3.0], ids=["timed", "stretched_back"])
 @pytest.mark.parametrize("context", [10.0, 1.5, 0.0])
-def test_the_decode_hears_the_audio_before_the_turn_and_returns_only_the_turns_words(context):
+def test_the_decode_hears_the_audio_before_the_turn_and_returns_only_the_turns_words(
+    context, swallow
+):
+    """``stretched_back``: the decode starts each word up to 3 s early, back over the pause and
+    past the turn's start, as Whisper does after a pause: the word is still the turn's."""
     truth = Truth(tuple(sentence(0, 5, 0.5) + sentence(5, 5, 3.8)))
     feed = Feed(truth, turn_context_seconds=context)
     feed.until(3.5)  # the first sentence (0.5-2.2 s) and its endpoint
@@ -112,9 +117,10 @@ def test_the_decode_hears_the_audio_before_the_turn_and_returns_only_the_turns_w
     assert feed.transcriber.decode_turn() is not None
     feed.until(7.0)
     feed.finish()
+    feed.from_now_on(PassStyle(swallow=swallow))
     words = feed.transcriber.decode_turn()
     assert words is not None and ids("".join(w.text for w in words)) == list(range(5, 10))
-    assert all(w.start >= 3.5 for w in words)  # stream time, in the turn
+    assert all(w.end > 3.5 for w in words)  # stream time, in the turn
     start, end, _ = feed.backend.calls[-1]
     first_heard = max(0.5 - PAD, 3.5 - context)  # speech (less its pad) in the context or after
     assert start == pytest.approx(first_heard if context else 3.5, abs=0.04)
