@@ -88,8 +88,7 @@ class StreamingTranscriber:
         self._respellings: tuple[Respelling, ...] = ()
         self.set_prompt(config.prompt)
         whole = traits.window_seconds if config.turn_decode else None
-        context = config.turn_context_seconds
-        self._turn = TurnAudio(whole, gated=config.vad, context=context) if whole else None
+        self._turn = TurnAudio(whole, config.vad, config.turn_context_seconds) if whole else None
         self._ended: EndedTurn | None = None  # the turn the last finish() ended, to decode
         self.turn_decodes = 0
         """Turns decoded whole (``decode_turn`` calls that ran the model)."""
