@@ -182,8 +182,8 @@ def decode_turn(
     gate's scores at ``threshold`` for where the speech is. The turn's context is heard with it
     and its words are not returned: those that end before the turn starts (they were the turn
     before's; a word's start is no guide: Whisper stretches the first word after a pause back
-    over it, across a pause the windows left out too). Runs on the calling thread (the windows are planned on a short-lived
-    thread of the file transcriber's)."""
+    over it, across a pause the windows left out too). Runs on the calling thread (the windows
+    are planned on a short-lived thread of the file transcriber's)."""
 
     def scorer() -> SpeechProbability:
         return _Replayed(turn.scores)
