@@ -83,6 +83,16 @@ def read_clip(name: str) -> np.ndarray:
     return audio.mean(axis=1).astype(np.float32)
 
 
+def engine_threads(args) -> int:
+    """desktop-rt's inference threads in a child: ``--engine-threads``, else what the product
+    measures on this machine for the model (``thread_choice``, cached per machine)."""
+    if args.engine_threads:
+        return int(args.engine_threads)
+    from desktop_rt.engine.asr.thread_choice import measured_threads
+
+    return measured_threads(Path(args.model), "int8", "cpu")
+
+
 def build_stream(name: str) -> Stream:
     return assemble_stream(name, STREAM_LAYOUTS[name])
 

@@ -83,10 +83,10 @@ def _session_update(language: str | None):
 
 
 def child_desktop_rt_session(stream: C.Stream, args, memory: C.MemoryLog) -> dict:
-    from desktop_rt.engine.asr.whisper import WhisperBackend, WhisperOptions, default_threads
+    from desktop_rt.engine.asr.whisper import WhisperBackend, WhisperOptions
     from desktop_rt.engine.server.server import RealtimeServer, ServerConfig
 
-    threads = args.engine_threads or default_threads()  # as child_desktop_rt
+    threads = C.engine_threads(args)  # as child_desktop_rt
     backend = WhisperBackend(args.model, WhisperOptions(threads=threads))
     memory.mark("model")
     backend.transcribe(stream.audio[: 2 * C.SAMPLE_RATE], language=args.language)  # warm-up

@@ -28,13 +28,13 @@ def words_tuple(words) -> list[tuple[str, float, float]]:
 
 def child_desktop_rt(stream: C.Stream, args, memory: C.MemoryLog) -> dict:
     from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
-    from desktop_rt.engine.asr.whisper import WhisperBackend, WhisperOptions, default_threads
+    from desktop_rt.engine.asr.whisper import WhisperBackend, WhisperOptions
 
     # DESKTOP_RT_WHISPER='{"min_context_seconds": 15}' overrides backend options (tuning runs).
     backend_overrides = json.loads(os.environ.get("DESKTOP_RT_WHISPER", "{}"))
-    # desktop-rt runs with its own default thread count (one core left for capture, the speech
-    # gate and the UI) unless --engine-threads sets one; the other systems get --threads.
-    backend_overrides.setdefault("threads", args.engine_threads or default_threads())
+    # desktop-rt runs on the threads the product measures on this machine unless
+    # --engine-threads sets them; the other systems get --threads.
+    backend_overrides.setdefault("threads", C.engine_threads(args))
     backend = WhisperBackend(args.model, WhisperOptions(**backend_overrides))
     memory.mark("model")
     backend.transcribe(stream.audio[: 2 * C.SAMPLE_RATE], language=args.language)  # warm-up

@@ -351,7 +351,12 @@ def parse_args(argv):
         help="how much slower slow-2x is (1.5, 3: the issue's other cases)",
     )
     p.add_argument("--threads", type=int, default=0, help="offline/peer threads (0: one per core)")
-    p.add_argument("--engine-threads", type=int, default=0, help="desktop-rt's (0: its default)")
+    p.add_argument(
+        "--engine-threads",
+        type=int,
+        default=0,
+        help="desktop-rt's (0: what the product measures here)",
+    )
     p.add_argument("--language", default=None, help="default: auto-detect, for every system")
     p.add_argument("--model", default=None, help="CTranslate2 Whisper folder (default: embedded)")
     p.add_argument("--peer-python", default=str(S.PEER_PYTHON), help="python of the peer venv")

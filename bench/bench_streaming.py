@@ -258,7 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--engine-threads",
         type=int,
         default=0,
-        help="desktop-rt's inference threads (0: its default, one core fewer than the machine has)",
+        help="desktop-rt's inference threads (0: what the product measures on this machine)",
     )
     p.add_argument(
         "--language", default=None, help="language for every system (default: auto-detect)"

@@ -88,3 +88,17 @@ def test_a_redrawn_line_keeps_the_times_its_words_first_showed():
         ("man", 4.0),
         ("fail", 2.0),
     ]
+
+
+def test_desktop_rt_runs_on_the_threads_the_product_measures_unless_told(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from desktop_rt.engine.asr.thread_choice import measured_threads
+    from desktop_rt.engine.models.embedded import ensure_default_model
+
+    monkeypatch.setenv("DESKTOP_RT_CACHE_DIR", str(tmp_path))  # a cache of its own: it measures
+    model = str(ensure_default_model())
+    assert C.engine_threads(SimpleNamespace(engine_threads=3, model=model)) == 3
+    chosen = C.engine_threads(SimpleNamespace(engine_threads=0, model=model))
+    assert chosen == measured_threads(Path(model), "int8", "cpu")  # the product's, cached
+    assert (tmp_path / "threads.json").exists()
