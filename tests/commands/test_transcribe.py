@@ -51,7 +51,8 @@ def model(whisper_backend, monkeypatch):
 def offline_of(backend, path) -> str:
     """What the model writes for the audio of ``path`` heard whole at once: as far as it decodes,
     repaired as the command repairs it."""
-    return offline_text(backend, np.concatenate(list(AudioFileReader(path).chunks())))
+    audio = np.concatenate(list(AudioFileReader(path).chunks()))
+    return offline_text(backend, audio, whole=True)  # as the command decodes a file's windows
 
 
 def transcribe(capsys, *args: str) -> tuple[int, str, str]:
