@@ -89,8 +89,10 @@ def engine_threads(args) -> int:
     if args.engine_threads:
         return int(args.engine_threads)
     from desktop_rt.engine.asr.thread_choice import measured_threads
+    from desktop_rt.engine.asr.whisper import WhisperOptions
 
-    return measured_threads(Path(args.model), "int8", "cpu")
+    options = WhisperOptions()  # the product's compute type and device
+    return measured_threads(Path(args.model), options.compute_type, options.device)
 
 
 def build_stream(name: str) -> Stream:

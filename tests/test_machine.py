@@ -11,8 +11,7 @@ import os
 os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 from desktop_rt.machine import usable_cores
 from desktop_rt.engine.asr.thread_choice import candidate_threads, fallback_threads
-from desktop_rt.engine.asr.whisper import default_threads
-print(usable_cores(), candidate_threads(), fallback_threads(), default_threads())
+print(usable_cores(), candidate_threads(), fallback_threads())
 """
 
 
@@ -20,7 +19,7 @@ def test_a_process_pinned_to_one_core_counts_one_core_and_runs_one_thread():
     out = subprocess.run(
         [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True, timeout=120
     ).stdout.split()
-    assert out == ["1", "[1]", "1", "1"], out
+    assert out == ["1", "[1]", "1"], out
 
 
 def test_unpinned_the_affinity_is_what_counts():

@@ -34,23 +34,14 @@ from desktop_rt.engine.asr.whisper_segments import (
     split_at_timestamps,
 )
 from desktop_rt.errors import ModelCorruptError
-from desktop_rt.machine import usable_cores
 
 if TYPE_CHECKING:
     from faster_whisper import WhisperModel
     from faster_whisper.tokenizer import Tokenizer
 
-__all__ = ["WhisperOptions", "WhisperBackend", "default_threads"]
+__all__ = ["WhisperOptions", "WhisperBackend"]
 
 _WINDOW_SECONDS = 30  # Whisper's fixed input length
-
-
-def default_threads() -> int:
-    """Inference threads when none are set: one core fewer than the machine has, at most four.
-
-    The spare core is for what must never wait on the model: audio capture, the speech gate,
-    the server's sockets and the window (docs/design/whisper.md)."""
-    return max(1, min(4, usable_cores() - 1))
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ def test_an_entry_and_the_command_line_load_the_same_model_with_their_options(de
     try:
         assert (
             embedded.name == "whisper-base" and embedded.options.threads == 0
-        )  # 0: default_threads()
+        )  # 0: measured on this machine (thread_choice)
     finally:
         embedded.close()
 
