@@ -118,6 +118,10 @@ class _TimedTranscriber:
         self._inner.clear()
 
     @property
+    def room_seconds(self) -> float:
+        return self._inner.room_seconds
+
+    @property
     def turn_to_decode(self) -> bool:
         return self._inner.turn_to_decode
 

@@ -75,6 +75,10 @@ class TimedTranscriber:
         self.inner.set_prompt(prompt, respellings)
 
     @property
+    def room_seconds(self) -> float:
+        return self.inner.room_seconds
+
+    @property
     def turn_to_decode(self) -> bool:
         return self.inner.turn_to_decode
 

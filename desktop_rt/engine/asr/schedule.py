@@ -2,7 +2,7 @@
 
 Call order: ask ``grid_pass_due`` (a block backend) or ``regular_pass_due`` at each
 ``process``; before a pass take its size from ``pass_samples`` and set ``heard_end``; ``reset``
-when the segment ends. A pass comes after enough new audio (less at a segment's onset, never
+when the segment ends; insert no more than ``room`` before a ``process``. A pass comes after enough new audio (less at a segment's onset, never
 less than the backend asked for); a block backend's passes come each time the window crosses a
 grid step, on the audio's clock, and hear whole blocks.
 """
@@ -30,9 +30,20 @@ class PassSchedule:
         )  # the backend's min_update_seconds in whole blocks
         self.heard_end: float | None = None
         """Stream time the latest hypothesis's window ended (``None``: none this segment)."""
+        limit = config.max_window_seconds
+        if traits.window_seconds is not None:
+            limit = min(limit, traits.window_seconds - config.min_chunk_seconds)
+        self._room_limit = limit
 
     def reset(self) -> None:
         self.heard_end = None
+
+    def room(self, window: AudioWindow) -> float:
+        """Seconds of audio ``window`` may take in before its next pass: it then holds no more
+        than ``max_window_seconds``, and one pass hears it as one window of the backend's (a
+        longer one would be cut at the backend's limit mid-speech); at least
+        ``min_chunk_seconds``, as each pass's trim makes room again."""
+        return max(self._room_limit - window.seconds, self._config.min_chunk_seconds)
 
     @property
     def passes_are_cheap(self) -> bool:

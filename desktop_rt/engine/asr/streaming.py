@@ -30,7 +30,6 @@ from desktop_rt.engine.asr.prompt_misled import (
 from desktop_rt.engine.asr.prompt_text import committed_prompt, joined
 from desktop_rt.engine.asr.runaway import drop_after, drop_runaway
 from desktop_rt.engine.asr.schedule import PassSchedule
-from desktop_rt.engine.asr.spelling import normalize_word
 from desktop_rt.engine.asr.streaming_config import StreamingConfig
 from desktop_rt.engine.asr.trim import trim_window
 from desktop_rt.engine.asr.turn_decode import EndedTurn, TurnAudio, decode_turn
@@ -38,13 +37,7 @@ from desktop_rt.engine.asr.window import AudioWindow
 from desktop_rt.engine.audio.vad import SpeechProbability
 from desktop_rt.engine.protocol.events import Respelling
 
-__all__ = [
-    "StreamingConfig",
-    "StreamUpdate",
-    "StreamingTranscriber",
-    "normalize_word",
-    "drop_runaway",
-]
+__all__ = ["StreamingConfig", "StreamUpdate", "StreamingTranscriber"]
 
 _UNWRITTEN_SPEECH = 1.0  # speech going on this long past the last word was not written
 _DEFAULT_CONFIG = StreamingConfig()
@@ -121,6 +114,11 @@ class StreamingTranscriber:
     def buffered_seconds(self) -> float:
         """Seconds of audio in the window."""
         return self._window.seconds
+
+    @property
+    def room_seconds(self) -> float:
+        """Audio to insert at most before the next ``process`` (:meth:`.PassSchedule.room`)."""
+        return self._schedule.room(self._window)
 
     # -- verbs ----------------------------------------------------------------------------
     def insert_audio(self, samples: np.ndarray) -> None:

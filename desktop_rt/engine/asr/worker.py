@@ -144,7 +144,8 @@ class InferenceWorker:
     """Owns inference for all sessions on one thread.
 
     A turn takes one stream's pending commands up to and including the first flush, inserts at
-    most ``max_turn_seconds`` of audio, then runs one inference: a stream that floods audio or
+    most ``max_turn_seconds`` of audio (and no more than its transcriber has room for: a long
+    append is split), then runs one inference: a stream that floods audio or
     holds a long item gets its turn like the others, and one behind gets fewer, longer passes.
     The thread sleeps on a condition while no stream has a turn due; nothing polls. Results
     are delivered on this thread: an asyncio owner hops to its loop with
@@ -313,6 +314,7 @@ class InferenceWorker:
         yields = best.flooding and any(not s.flooding and s.name in active for s in self._ring)
         cfg = self.config
         turn = min(cfg.max_turn_seconds, cfg.flood_turn_seconds) if yields else cfg.max_turn_seconds
+        turn = min(turn, best._transcriber.room_seconds)  # its pass hears all its window
         return _PassJob(best, best._transcriber, best._take_turn(int(turn * SAMPLE_RATE)))
 
     def _decode_due(

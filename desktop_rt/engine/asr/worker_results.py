@@ -37,6 +37,10 @@ class Transcriber(Protocol):
     def clear(self) -> None: ...
 
     @property
+    def room_seconds(self) -> float:
+        """Audio to insert at most before the next ``process`` (a turn takes no more)."""
+
+    @property
     def turn_to_decode(self) -> bool:
         """Whether the turn ``finish`` just ended is to be decoded whole."""
 

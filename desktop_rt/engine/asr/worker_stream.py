@@ -149,15 +149,21 @@ class WorkerStream:
 
     def _take_turn(self, max_samples: int) -> list[Command]:
         """Commands up to the first flush, with at most ``max_samples`` of audio (at least one
-        command); only audio while a decode is pending."""
-        budget = max_samples
+        command; a chunk longer than what is left is split, its rest staying first in the
+        queue); only audio while a decode is pending."""
+        budget = max(1, max_samples)
         taken: list[Command] = []
         pending = self._pending
         while pending:
             command = pending[0]
             if isinstance(command, AudioChunk):
-                if budget <= 0 and taken:
+                if budget <= 0:
                     break
+                if len(command.samples) > budget:
+                    rest = AudioChunk(command.item_id, command.samples[budget:])
+                    command = AudioChunk(command.item_id, command.samples[:budget])
+                    pending[0] = rest
+                    pending.appendleft(command)
                 budget -= len(command.samples)
                 self._pending_samples -= len(command.samples)
                 self._turn_samples += len(command.samples)

@@ -66,6 +66,10 @@ class _CallTranscriber:
         pass
 
     @property
+    def room_seconds(self) -> float:
+        return float("inf")  # its audio comes with the call, not through the worker
+
+    @property
     def turn_to_decode(self) -> bool:
         return False  # a REST call is a window of its own, heard whole already
 

@@ -61,7 +61,7 @@ def test_whisper_words_carry_the_folded_decoding_probability(whisper_backend, de
 
 
 def test_spelling_key_is_the_form_hypotheses_are_compared_in():
-    from desktop_rt.engine.asr.streaming import normalize_word
+    from desktop_rt.engine.asr.spelling import normalize_word
 
     for text in [" And", "and,", " Mr.", " it's", " Dash-wood", "...", " Ölfass", "'"]:
         assert spelling_key(text) == normalize_word(text)

@@ -12,7 +12,7 @@ from tests.support.streaming_feed import HypothesisScript, feed_silence, ramp_au
 
 
 def test_decoder_loops_are_cut_but_real_repeats_stay():
-    from desktop_rt.engine.asr.streaming import drop_runaway
+    from desktop_rt.engine.asr.runaway import drop_runaway
 
     looped = timed_words("fail better.", step=0.3) + [  # said once, then written over and over
         w.shifted(0.6) for w in timed_words("fail better. " * 30, step=0.05)

@@ -9,7 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber, normalize_word
+from desktop_rt.engine.asr.spelling import normalize_word
+from desktop_rt.engine.asr.streaming import StreamingConfig, StreamingTranscriber
 from tests.support.clips import (
     DATA,
     librivox_stream,

@@ -8,7 +8,7 @@ import pytest
 from desktop_rt.core_types import SAMPLE_RATE
 from desktop_rt.engine.asr.streaming import StreamingTranscriber
 from desktop_rt.engine.asr.worker import InferenceWorker, WorkerStream
-from desktop_rt.engine.protocol.events import AudioChunk
+from desktop_rt.engine.protocol.events import AudioChunk, Flush
 from tests.support.scripted_backend import ScriptedBackend, Truth
 
 
@@ -40,3 +40,23 @@ def test_a_burst_is_ahead_by_what_it_sent_beyond_the_time_that_passed():
 
 def test_a_stream_that_sent_nothing_is_not_ahead():
     assert a_stream().ahead_seconds(5.0, span=10.0) == 0.0
+
+
+def test_a_turn_splits_an_append_longer_than_it_takes_and_keeps_the_rest_in_order():
+    stream = a_stream()
+    audio = np.arange(10 * SAMPLE_RATE, dtype=np.float32)
+    stream._queue([AudioChunk("item", audio), Flush("item", final=True)], now=0.0)
+    first = stream._take_turn(4 * SAMPLE_RATE)
+    assert [len(c.samples) for c in first if isinstance(c, AudioChunk)] == [4 * SAMPLE_RATE]
+    assert stream.lag_seconds == pytest.approx(6.0)
+    rest = stream._take_turn(8 * SAMPLE_RATE)
+    assert isinstance(rest[-1], Flush)
+    taken = [c.samples for c in [*first, *rest] if isinstance(c, AudioChunk)]
+    assert np.array_equal(np.concatenate(taken), audio)  # every sample once, in order
+    assert stream.lag_seconds == 0.0
+
+
+def test_a_turn_with_no_room_still_takes_some_audio():
+    stream = a_stream()
+    stream._queue([chunk(1.0)], now=0.0)
+    assert len(stream._take_turn(0)[0].samples) >= 1  # never an empty turn that takes nothing
