@@ -30,19 +30,19 @@ class PassSchedule:
         )  # the backend's min_update_seconds in whole blocks
         self.heard_end: float | None = None
         """Stream time the latest hypothesis's window ended (``None``: none this segment)."""
-        limit = config.max_window_seconds
-        if traits.window_seconds is not None:
-            limit = min(limit, traits.window_seconds - config.min_chunk_seconds)
-        self._room_limit = limit
+        window = traits.window_seconds
+        self._room_limit = (
+            config.max_window_seconds if window is None else window - config.min_chunk_seconds
+        )
 
     def reset(self) -> None:
         self.heard_end = None
 
     def room(self, window: AudioWindow) -> float:
-        """Seconds of audio ``window`` may take in before its next pass: it then holds no more
-        than ``max_window_seconds``, and one pass hears it as one window of the backend's (a
-        longer one would be cut at the backend's limit mid-speech); at least
-        ``min_chunk_seconds``, as each pass's trim makes room again."""
+        """Seconds of audio ``window`` may take in before its next pass: so much that one pass
+        still hears it as one window of the backend's, less a chunk (a longer one would be cut
+        at the backend's limit mid-speech; ``max_window_seconds`` for a backend that declares
+        no window); at least ``min_chunk_seconds``, as each pass's trim makes room again."""
         return max(self._room_limit - window.seconds, self._config.min_chunk_seconds)
 
     @property
