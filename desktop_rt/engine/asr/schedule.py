@@ -2,9 +2,10 @@
 
 Call order: ask ``grid_pass_due`` (a block backend) or ``regular_pass_due`` at each
 ``process``; before a pass take its size from ``pass_samples`` and set ``heard_end``; ``reset``
-when the segment ends; insert no more than ``room`` before a ``process``. A pass comes after enough new audio (less at a segment's onset, never
-less than the backend asked for); a block backend's passes come each time the window crosses a
-grid step, on the audio's clock, and hear whole blocks.
+when the segment ends; insert no more than ``room`` before a ``process``. A pass comes after
+enough new audio (less at a segment's onset, never less than the backend asked for); a block
+backend's passes come each time the window crosses a grid step, on the audio's clock, and hear
+whole blocks.
 """
 
 from __future__ import annotations
